@@ -1,0 +1,49 @@
+#include "core/dtype.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/status_macros.h"
+
+namespace amarena {
+namespace internal {
+void CheckFailed(const char* file, int line, const char* cond) {
+  std::fprintf(stderr, "amarena internal error: %s:%d: CHECK(%s) failed\n", file, line,
+               cond);
+  std::abort();
+}
+}  // namespace internal
+
+absl::string_view Name(DType t) { return t == DType::kF32 ? "f32" : "bf16"; }
+
+std::optional<DType> ParseDType(absl::string_view s) {
+  if (s == "f32") return DType::kF32;
+  if (s == "bf16") return DType::kBF16;
+  return std::nullopt;
+}
+
+absl::string_view Name(Level l) {
+  switch (l) {
+    case Level::kGL: return "gl";
+    case Level::kL1: return "l1";
+    case Level::kVRF: return "vrf";
+  }
+  return "?";
+}
+
+std::optional<Level> ParseLevel(absl::string_view s) {
+  if (s == "gl") return Level::kGL;
+  if (s == "l1") return Level::kL1;
+  if (s == "vrf") return Level::kVRF;
+  return std::nullopt;
+}
+
+absl::string_view Name(Layout l) { return l == Layout::kRowMajor ? "row" : "col"; }
+
+std::optional<Layout> ParseLayout(absl::string_view s) {
+  if (s == "row") return Layout::kRowMajor;
+  if (s == "col") return Layout::kColMajor;
+  return std::nullopt;
+}
+
+}  // namespace amarena

@@ -1,0 +1,121 @@
+#include "core/kernels.h"
+
+#include <algorithm>
+
+namespace amarena {
+namespace {
+
+bool AllF32(const Spec& s) {
+  for (int i = 0; i < s.NumOperands(); ++i)
+    if (s.aux[i].dtype != DType::kF32) return false;
+  return true;
+}
+
+// A memory tile whose columns can be read vw at a time by one vector access.
+bool ColumnsVectorisable(const TensorSpec& mem, int vw) {
+  if (vw == 1) return true;
+  return mem.cols % vw == 0 && (mem.aux.layout == Layout::kRowMajor || mem.cols == 1);
+}
+
+bool RegisterTileOk(const TensorSpec& r, const Target& t) {
+  int vw = r.aux.vector_width;
+  return r.aux.level == Level::kVRF && (vw == 1 || vw == t.f32_lanes) && r.cols % vw == 0;
+}
+
+// --- kBroadcastFma ---------------------------------------------------------------
+// Registers: C's m*(n/vw) accumulators are the operand; scratch = n/vw B vectors + 1
+// broadcast. With v8 and m=4, n=16: 8 accumulators + 2 + 1 = 11 of 16 ymm.
+bool BroadcastFmaApplies(const Spec& s, const Target& t) {
+  if (s.kind != Kind::kMatmulAccum || s.k != 1 || !AllF32(s)) return false;
+  TensorSpec a = s.Operand(0), b = s.Operand(1), c = s.Operand(2);
+  if (!RegisterTileOk(c, t)) return false;
+  return a.aux.level == Level::kL1 && b.aux.level == Level::kL1 &&
+         ColumnsVectorisable(b, c.aux.vector_width);
+}
+int BroadcastFmaScratch(const Spec& s, const Target&) {
+  return static_cast<int>(s.n / s.aux[2].vector_width) + 1;
+}
+int64_t BroadcastFmaCost(const Spec& s, const Target& t) {
+  int64_t nv = s.n / s.aux[2].vector_width;
+  int64_t fmas = s.m * nv, loads = nv + s.m;
+  return std::max(fmas * t.cost.fma, loads * t.cost.load);
+}
+
+// --- kScalarFma ------------------------------------------------------------------
+// Scratch: c and a in two xmm. The load-FMA-store chain through memory is latency
+// bound (store forwarding ~5 cycles), hence the high price.
+bool ScalarFmaApplies(const Spec& s, const Target&) {
+  if (s.kind != Kind::kMatmulAccum || s.m != 1 || s.k != 1 || s.n != 1 || !AllF32(s))
+    return false;
+  for (int i = 0; i < 3; ++i)
+    if (s.aux[i].level != Level::kL1) return false;
+  return true;
+}
+int ScalarFmaScratch(const Spec&, const Target&) { return 2; }
+int64_t ScalarFmaCost(const Spec&, const Target& t) { return 5 * t.cost.fma * 2; }
+
+// --- kVectorZero -----------------------------------------------------------------
+bool VectorZeroApplies(const Spec& s, const Target& t) {
+  return s.kind == Kind::kZero && AllF32(s) && RegisterTileOk(s.Operand(0), t);
+}
+int NoScratch(const Spec&, const Target&) { return 0; }
+int64_t VectorZeroCost(const Spec& s, const Target&) { return s.Operand(0).Registers(); }
+
+// --- kMemZero --------------------------------------------------------------------
+// Full vectors along the contiguous dimension, then scalar stores for the rest.
+int64_t MemZeroStores(const TensorSpec& t, int lanes) {
+  int64_t inner = t.InnerExtent();
+  return t.OuterExtent() * (inner / lanes + inner % lanes);
+}
+bool MemZeroApplies(const Spec& s, const Target& t) {
+  if (s.kind != Kind::kZero || !AllF32(s)) return false;
+  TensorSpec o = s.Operand(0);
+  return o.aux.level == Level::kL1 && MemZeroStores(o, t.f32_lanes) <= kMaxUnrolledStores;
+}
+int MemZeroScratch(const Spec&, const Target&) { return 1; }
+int64_t MemZeroCost(const Spec& s, const Target& t) {
+  return MemZeroStores(s.Operand(0), t.f32_lanes) * t.cost.store;
+}
+
+// --- kVectorLoad / kVectorStore --------------------------------------------------
+bool MoveApplies(const Spec& s, const Target& t, Level from, Level to) {
+  if (s.kind != Kind::kMove || !AllF32(s)) return false;
+  TensorSpec src = s.Operand(0), dst = s.Operand(1);
+  if (src.aux.level != from || dst.aux.level != to) return false;
+  const TensorSpec& reg = to == Level::kVRF ? dst : src;
+  const TensorSpec& mem = to == Level::kVRF ? src : dst;
+  return RegisterTileOk(reg, t) && ColumnsVectorisable(mem, reg.aux.vector_width);
+}
+bool VectorLoadApplies(const Spec& s, const Target& t) {
+  return MoveApplies(s, t, Level::kL1, Level::kVRF);
+}
+bool VectorStoreApplies(const Spec& s, const Target& t) {
+  return MoveApplies(s, t, Level::kVRF, Level::kL1);
+}
+int64_t VectorLoadCost(const Spec& s, const Target& t) {
+  return s.Operand(1).Registers() * t.cost.load;
+}
+int64_t VectorStoreCost(const Spec& s, const Target& t) {
+  return s.Operand(0).Registers() * t.cost.store;
+}
+
+const KernelInfo kInfos[kNumKernels] = {
+    {"broadcast_fma", BroadcastFmaApplies, BroadcastFmaScratch, BroadcastFmaCost},
+    {"scalar_fma", ScalarFmaApplies, ScalarFmaScratch, ScalarFmaCost},
+    {"vector_zero", VectorZeroApplies, NoScratch, VectorZeroCost},
+    {"mem_zero", MemZeroApplies, MemZeroScratch, MemZeroCost},
+    {"vector_load", VectorLoadApplies, NoScratch, VectorLoadCost},
+    {"vector_store", VectorStoreApplies, NoScratch, VectorStoreCost},
+};
+
+}  // namespace
+
+const KernelInfo& Info(KernelId id) { return kInfos[static_cast<int>(id)]; }
+
+std::array<KernelId, kNumKernels> AllKernels() {
+  std::array<KernelId, kNumKernels> all;
+  for (int i = 0; i < kNumKernels; ++i) all[i] = static_cast<KernelId>(i);
+  return all;
+}
+
+}  // namespace amarena

@@ -1,0 +1,147 @@
+#include "core/reference.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "core/spec_text.h"
+#include "core/status_macros.h"
+
+namespace amarena {
+namespace {
+
+float Bf16ToF32(uint16_t v) {
+  uint32_t bits = static_cast<uint32_t>(v) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t F32ToBf16(float f) {  // round to nearest even
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits += 0x7fff + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+void WriteElement(void* base, DType t, int64_t off, float v) {
+  if (t == DType::kF32) {
+    static_cast<float*>(base)[off] = v;
+  } else {
+    static_cast<uint16_t*>(base)[off] = F32ToBf16(v);
+  }
+}
+
+// Exact value (double) and magnitude scale of output element (i, j).
+struct Exact {
+  double value;
+  double scale;
+};
+
+Exact ExactElement(const Spec& s, void* const* ops, const void* out_before, int64_t i,
+                   int64_t j) {
+  TensorSpec out = s.Operand(s.OutputIndex());
+  double init = 0;
+  if (s.kind == Kind::kMatmulAccum)
+    init = ReadElement(out_before, out.aux.dtype, Offset(out, i, j));
+  switch (s.kind) {
+    case Kind::kZero: return {0, 0};
+    case Kind::kMove: {
+      TensorSpec src = s.Operand(0);
+      double v = ReadElement(ops[0], src.aux.dtype, Offset(src, i, j));
+      return {v, std::fabs(v)};
+    }
+    case Kind::kMatmul:
+    case Kind::kMatmulAccum: {
+      TensorSpec a = s.Operand(0), b = s.Operand(1);
+      double sum = init, scale = std::fabs(init);
+      for (int64_t kk = 0; kk < s.k; ++kk) {
+        double p = static_cast<double>(ReadElement(ops[0], a.aux.dtype, Offset(a, i, kk))) *
+                   ReadElement(ops[1], b.aux.dtype, Offset(b, kk, j));
+        sum += p;
+        scale += std::fabs(p);
+      }
+      return {sum, scale};
+    }
+  }
+  return {0, 0};
+}
+
+}  // namespace
+
+float ReadElement(const void* base, DType t, int64_t off) {
+  if (t == DType::kF32) return static_cast<const float*>(base)[off];
+  return Bf16ToF32(static_cast<const uint16_t*>(base)[off]);
+}
+
+void Operands::Free::operator()(void* p) const { std::free(p); }
+
+Operands::Operands(const Spec& s) {
+  for (int i = 0; i < s.NumOperands(); ++i) {
+    TensorSpec t = s.Operand(i);
+    size_t bytes = static_cast<size_t>(t.Elements()) * SizeOf(t.aux.dtype);
+    size_t rounded = (bytes + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded);
+    AMARENA_CHECK(p != nullptr);
+    std::memset(p, 0, rounded);
+    bufs_.emplace_back(p);
+    ptrs_.push_back(p);
+    bytes_.push_back(bytes);
+  }
+}
+
+std::vector<uint8_t> Operands::Snapshot(int i) const {
+  const uint8_t* p = static_cast<const uint8_t*>(ptrs_[i]);
+  return std::vector<uint8_t>(p, p + bytes_[i]);
+}
+
+void FillRandom(const Spec& s, Operands& ops, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (int i = 0; i < s.NumOperands(); ++i) {
+    TensorSpec t = s.Operand(i);
+    for (int64_t e = 0; e < t.Elements(); ++e)
+      WriteElement(ops.ptr(i), t.aux.dtype, e, dist(rng));
+  }
+}
+
+Verdict CheckAgainstReference(const Spec& s, const Operands& ops,
+                              const std::vector<uint8_t>& output_before) {
+  TensorSpec out = s.Operand(s.OutputIndex());
+  Verdict v;
+  v.tolerance = (static_cast<double>(s.IsMatmul() ? s.k : 1) + 4) * std::ldexp(1.0, -23);
+  if (out.aux.dtype == DType::kBF16) v.tolerance = std::max(v.tolerance, std::ldexp(1.0, -8));
+  v.ok = true;
+  for (int64_t i = 0; i < out.rows; ++i) {
+    for (int64_t j = 0; j < out.cols; ++j) {
+      Exact e = ExactElement(s, ops.ptrs(), output_before.data(), i, j);
+      double got = ReadElement(ops.ptr(s.OutputIndex()), out.aux.dtype, Offset(out, i, j));
+      double err = std::fabs(got - e.value) / (e.scale + 1e-30);
+      if (!(err <= v.tolerance)) v.ok = false;  // also catches NaN
+      if (std::isnan(err)) err = INFINITY;
+      v.max_rel_err = std::max(v.max_rel_err, err);
+    }
+  }
+  return v;
+}
+
+absl::Status RunReference(const Spec& s, void* const* operands) {
+  for (int i = 0; i < s.NumOperands(); ++i)
+    if (s.aux[i].level != Level::kGL)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot run reference for ", PrintSpec(s), ": operand ", i, " is in ",
+          Name(s.aux[i].level), ", must be in gl"));
+  int o = s.OutputIndex();
+  TensorSpec out = s.Operand(o);
+  std::vector<uint8_t> before(static_cast<size_t>(out.Elements()) * SizeOf(out.aux.dtype));
+  std::memcpy(before.data(), operands[o], before.size());
+  for (int64_t i = 0; i < out.rows; ++i)
+    for (int64_t j = 0; j < out.cols; ++j)
+      WriteElement(operands[o], out.aux.dtype, Offset(out, i, j),
+                   static_cast<float>(ExactElement(s, operands, before.data(), i, j).value));
+  return absl::OkStatus();
+}
+
+}  // namespace amarena

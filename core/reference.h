@@ -1,0 +1,71 @@
+// The scalar reference: what a Spec means, computed slowly and in double precision.
+// Every JIT kernel is checked against it (tests, `amarena run`, benchmarks).
+//
+//   Operands ops = AllocateOperands(spec);  FillRandom(spec, ops, /*seed=*/1);
+//   kernel(ops.ptrs());                      // the code under test
+//   Verdict v = CheckAgainstReference(spec, ops);   // v.ok, v.max_rel_err
+//
+// Operands are the user-level kind: dense matrices in memory with the layouts the Spec
+// names (row-major: element (i,j) at i*cols + j; column-major: at j*rows + i).
+#ifndef AMARENA_CORE_REFERENCE_H_
+#define AMARENA_CORE_REFERENCE_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/spec.h"
+
+namespace amarena {
+
+// Element offset of (i, j) in a dense matrix of this shape and layout.
+inline int64_t Offset(const TensorSpec& t, int64_t i, int64_t j) {
+  return t.aux.layout == Layout::kRowMajor ? i * t.cols + j : j * t.rows + i;
+}
+
+// Owned, 64-byte aligned buffers for every operand of a Spec.
+class Operands {
+ public:
+  explicit Operands(const Spec& s);
+  void* const* ptrs() const { return ptrs_.data(); }
+  void* ptr(int i) const { return ptrs_[i]; }
+  // Copy of operand i's bytes (e.g. the output before the kernel runs).
+  std::vector<uint8_t> Snapshot(int i) const;
+
+ private:
+  struct Free {
+    void operator()(void* p) const;
+  };
+  std::vector<std::unique_ptr<void, Free>> bufs_;
+  std::vector<void*> ptrs_;
+  std::vector<size_t> bytes_;
+};
+
+// Inputs uniform in [-1, 1); the output is filled too (accumulating Specs read it).
+void FillRandom(const Spec& s, Operands& ops, uint64_t seed);
+
+float ReadElement(const void* base, DType t, int64_t offset);
+
+// Comparison of a computed output with the reference. The error of element (i,j) is
+// |got - exact| / (sum_k |a_ik * b_kj| + |c0_ij| + tiny): rounding error relative to the
+// magnitudes that were summed, so it does not blow up on cancellation. A correct f32
+// kernel stays below about k * 2^-24; `ok` allows (k + 4) * 2^-23.
+struct Verdict {
+  bool ok = false;
+  double max_rel_err = 0;
+  double tolerance = 0;
+};
+
+// `output_before` is the output operand's bytes before the kernel ran (accumulating
+// Specs add to it); `ops` holds the inputs and the computed output.
+Verdict CheckAgainstReference(const Spec& s, const Operands& ops,
+                              const std::vector<uint8_t>& output_before);
+
+// Runs the reference in place (the output operand is overwritten), for tests that want
+// reference outputs directly.
+absl::Status RunReference(const Spec& s, void* const* operands);
+
+}  // namespace amarena
+
+#endif  // AMARENA_CORE_REFERENCE_H_

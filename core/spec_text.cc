@@ -1,0 +1,289 @@
+#include "core/spec_text.h"
+
+#include <charconv>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "core/status_macros.h"
+
+namespace amarena {
+namespace {
+
+absl::string_view OpName(Kind k) {
+  switch (k) {
+    case Kind::kMatmul:
+    case Kind::kMatmulAccum: return "matmul";
+    case Kind::kZero: return "zero";
+    case Kind::kMove: return "move";
+  }
+  return "?";
+}
+
+std::vector<absl::string_view> OperandNames(Kind k) {
+  switch (k) {
+    case Kind::kMatmul:
+    case Kind::kMatmulAccum: return {"a", "b", "c"};
+    case Kind::kZero: return {"out"};
+    case Kind::kMove: return {"src", "dst"};
+  }
+  return {};
+}
+
+std::string PrintAux(const TensorAux& a) {
+  std::vector<std::string> props;
+  if (a.level != Level::kGL) props.emplace_back(Name(a.level));
+  if (a.layout != Layout::kRowMajor) props.emplace_back(Name(a.layout));
+  if (a.vector_width != 0) props.push_back(absl::StrCat("v", a.vector_width));
+  return absl::StrJoin(props, ",");
+}
+
+class Parser {
+ public:
+  explicit Parser(absl::string_view text) : text_(text) {}
+
+  absl::Status Error(absl::string_view what) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot parse spec '", text_, "': ", what));
+  }
+
+  absl::StatusOr<int64_t> Int(absl::string_view tok, absl::string_view what) const {
+    int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+    if (tok.empty() || ec == std::errc::invalid_argument || ptr != tok.data() + tok.size())
+      return Error(absl::StrCat(what, " is '", tok, "', must be a positive integer"));
+    if (ec == std::errc::result_out_of_range)
+      return Error(absl::StrCat(what, " is ", tok, ", must be at most ", INT32_MAX));
+    return v;
+  }
+
+  absl::StatusOr<Spec> Parse();
+
+ private:
+  absl::Status ParseDims(absl::string_view tok, Spec& s);
+  absl::Status ParseDTypes(absl::string_view tok, Spec& s);
+  absl::Status ParseOperand(absl::string_view name, absl::string_view props, Spec& s);
+  absl::Status ParseBudget(absl::string_view v, Spec& s);
+  absl::Status CheckSizes(const Spec& s) const;
+
+  absl::string_view text_;
+};
+
+absl::Status Parser::ParseDims(absl::string_view tok, Spec& s) {
+  std::vector<absl::string_view> parts = absl::StrSplit(tok, 'x');
+  std::vector<absl::string_view> names;
+  if (s.IsMatmul()) {
+    if (parts.size() == 3) {
+      names = {"M", "K", "N"};
+    } else if (parts.size() == 4) {
+      names = {"batch", "M", "K", "N"};
+    } else {
+      return Error(absl::StrCat("dims '", tok, "' has ", parts.size(),
+                                " dimensions, must have 3 (MxKxN) or 4 (BxMxKxN)"));
+    }
+  } else {
+    if (parts.size() != 2)
+      return Error(absl::StrCat("dims '", tok, "' has ", parts.size(),
+                                " dimensions, must have 2 (MxN)"));
+    names = {"M", "N"};
+  }
+  std::vector<int64_t> v;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    AMARENA_ASSIGN_OR_RETURN(int64_t d,
+                             Int(parts[i], absl::StrCat("dimension ", names[i])));
+    if (d < 1)
+      return Error(absl::StrCat("dimension ", names[i], " is ", d, ", must be at least 1"));
+    if (d > INT32_MAX)
+      return Error(absl::StrCat("dimension ", names[i], " is ", d, ", must be at most ",
+                                INT32_MAX));
+    v.push_back(d);
+  }
+  if (s.IsMatmul()) {
+    size_t o = v.size() - 3;
+    s.b = o ? v[0] : 1;
+    s.m = v[o];
+    s.k = v[o + 1];
+    s.n = v[o + 2];
+  } else {
+    s.m = v[0];
+    s.n = v[1];
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Parser::ParseDTypes(absl::string_view tok, Spec& s) {
+  auto one = [&](absl::string_view t) -> absl::StatusOr<DType> {
+    auto d = ParseDType(t);
+    if (!d) return Error(absl::StrCat("dtype '", t, "' is unknown, must be f32 or bf16"));
+    return *d;
+  };
+  size_t arrow = tok.find("->");
+  if (arrow == absl::string_view::npos) {
+    AMARENA_ASSIGN_OR_RETURN(DType d, one(tok));
+    for (auto& a : s.aux) a.dtype = d;
+    return absl::OkStatus();
+  }
+  std::vector<absl::string_view> ins = absl::StrSplit(tok.substr(0, arrow), '*');
+  size_t want_ins = s.IsMatmul() ? 2 : 1;
+  if (ins.size() != want_ins)
+    return Error(absl::StrCat("dtypes '", tok, "' has ", ins.size(),
+                              " inputs, must have ", want_ins));
+  for (size_t i = 0; i < ins.size(); ++i) {
+    AMARENA_ASSIGN_OR_RETURN(s.aux[i].dtype, one(ins[i]));
+  }
+  AMARENA_ASSIGN_OR_RETURN(s.aux[want_ins].dtype, one(tok.substr(arrow + 2)));
+  return absl::OkStatus();
+}
+
+absl::Status Parser::ParseOperand(absl::string_view name, absl::string_view props,
+                                  Spec& s) {
+  std::vector<absl::string_view> names = OperandNames(s.kind);
+  int idx = -1;
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) idx = static_cast<int>(i);
+  if (idx < 0)
+    return Error(absl::StrCat("operand '", name, "' is unknown, must be one of ",
+                              absl::StrJoin(names, ", ")));
+  TensorAux& a = s.aux[idx];
+  for (absl::string_view p : absl::StrSplit(props, ',')) {
+    if (auto l = ParseLevel(p)) {
+      a.level = *l;
+    } else if (auto lay = ParseLayout(p)) {
+      a.layout = *lay;
+    } else if (p.size() > 1 && p[0] == 'v') {
+      AMARENA_ASSIGN_OR_RETURN(int64_t w, Int(p.substr(1), "vector width"));
+      if (w != 1 && w != 4 && w != 8 && w != 16)
+        return Error(absl::StrCat("vector width is ", w, ", must be 1, 4, 8 or 16"));
+      a.vector_width = static_cast<uint8_t>(w);
+    } else {
+      return Error(absl::StrCat("property '", p, "' of operand ", name,
+                                " is unknown, must be gl, l1, vrf, row, col or vN"));
+    }
+  }
+  if ((a.level == Level::kVRF) != (a.vector_width != 0))
+    return Error(absl::StrCat("operand ", name,
+                              " has a vector width only if it is in vrf, must say both"));
+  return absl::OkStatus();
+}
+
+absl::Status Parser::ParseBudget(absl::string_view v, Spec& s) {
+  Budget b;
+  bool have_vrf = false, have_l1 = false;
+  for (absl::string_view part : absl::StrSplit(v, ',')) {
+    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(part, ':');
+    AMARENA_ASSIGN_OR_RETURN(int64_t x, Int(kv.second, absl::StrCat("budget ", kv.first)));
+    if (x < 0) return Error(absl::StrCat("budget ", kv.first, " is negative"));
+    if (kv.first == "vrf" && x <= 64) {
+      b.vrf = static_cast<int32_t>(x);
+      have_vrf = true;
+    } else if (kv.first == "l1") {
+      b.l1_lines = x;
+      have_l1 = true;
+    } else {
+      return Error(absl::StrCat("budget '", part,
+                                "' is unknown, must be vrf:R (R <= 64) or l1:LINES"));
+    }
+  }
+  if (!have_vrf || !have_l1)
+    return Error(absl::StrCat("budget '", v, "' is incomplete, must be vrf:R,l1:LINES"));
+  s.budget = b;
+  return absl::OkStatus();
+}
+
+absl::Status Parser::CheckSizes(const Spec& s) const {
+  std::vector<absl::string_view> names = OperandNames(s.kind);
+  for (int i = 0; i < s.NumOperands(); ++i) {
+    TensorSpec t = s.Operand(i);
+    // rows, cols <= 2^31 each, so the products below cannot overflow int64.
+    __int128 bytes = static_cast<__int128>(s.b) * t.rows * t.cols * SizeOf(t.aux.dtype);
+    if (bytes > kMaxOperandBytes)
+      return Error(absl::StrCat("operand ", names[i], " needs ",
+                                static_cast<double>(bytes), " bytes, must need at most ",
+                                kMaxOperandBytes));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Spec> Parser::Parse() {
+  std::vector<absl::string_view> toks =
+      absl::StrSplit(text_, absl::ByAnyChar(" \t\n"), absl::SkipEmpty());
+  if (toks.empty())
+    return Error("text is empty, must start with an operation such as 'matmul MxKxN f32'");
+  Spec s;
+  if (toks[0] == "matmul") {
+    s.kind = Kind::kMatmul;
+  } else if (toks[0] == "zero") {
+    s.kind = Kind::kZero;
+  } else if (toks[0] == "move") {
+    s.kind = Kind::kMove;
+  } else {
+    return Error(absl::StrCat("operation '", toks[0],
+                              "' is unknown, must be matmul, zero or move"));
+  }
+  if (toks.size() < 3)
+    return Error(absl::StrCat("text has ", toks.size(),
+                              " words, must have at least 3 (operation, dims, dtype)"));
+  AMARENA_RETURN_IF_ERROR(ParseDims(toks[1], s));
+  AMARENA_RETURN_IF_ERROR(ParseDTypes(toks[2], s));
+  for (size_t i = 3; i < toks.size(); ++i) {
+    absl::string_view t = toks[i];
+    if (t == "accum") {
+      if (!s.IsMatmul()) return Error("option accum is only valid for matmul");
+      s.kind = Kind::kMatmulAccum;
+      continue;
+    }
+    if (t == "serial") {
+      s.serial = true;
+      continue;
+    }
+    size_t eq = t.find('=');
+    if (eq == absl::string_view::npos)
+      return Error(absl::StrCat("option '", t,
+                                "' is unknown, must be accum, serial or NAME=VALUE"));
+    absl::string_view key = t.substr(0, eq), val = t.substr(eq + 1);
+    if (key == "budget") {
+      AMARENA_RETURN_IF_ERROR(ParseBudget(val, s));
+    } else {
+      AMARENA_RETURN_IF_ERROR(ParseOperand(key, val, s));
+    }
+  }
+  AMARENA_RETURN_IF_ERROR(CheckSizes(s));
+  return Canonical(s);
+}
+
+}  // namespace
+
+std::string PrintSpec(const Spec& s) {
+  std::string out = absl::StrCat(OpName(s.kind), " ");
+  if (s.IsMatmul()) {
+    if (s.b != 1) absl::StrAppend(&out, s.b, "x");
+    absl::StrAppend(&out, s.m, "x", s.k, "x", s.n, " ");
+  } else {
+    absl::StrAppend(&out, s.m, "x", s.n, " ");
+  }
+  int n = s.NumOperands();
+  bool uniform = true;
+  for (int i = 1; i < n; ++i) uniform &= s.aux[i].dtype == s.aux[0].dtype;
+  if (uniform) {
+    absl::StrAppend(&out, Name(s.aux[0].dtype));
+  } else {
+    std::vector<absl::string_view> ins;
+    for (int i = 0; i < n - 1; ++i) ins.push_back(Name(s.aux[i].dtype));
+    absl::StrAppend(&out, absl::StrJoin(ins, "*"), "->", Name(s.aux[n - 1].dtype));
+  }
+  if (s.kind == Kind::kMatmulAccum) absl::StrAppend(&out, " accum");
+  std::vector<absl::string_view> names = OperandNames(s.kind);
+  for (int i = 0; i < n; ++i) {
+    std::string p = PrintAux(s.aux[i]);
+    if (!p.empty()) absl::StrAppend(&out, " ", names[i], "=", p);
+  }
+  if (s.serial) absl::StrAppend(&out, " serial");
+  if (s.budget)
+    absl::StrAppend(&out, " budget=vrf:", s.budget->vrf, ",l1:", s.budget->l1_lines);
+  return out;
+}
+
+absl::StatusOr<Spec> ParseSpec(absl::string_view text) { return Parser(text).Parse(); }
+
+}  // namespace amarena

@@ -1,0 +1,28 @@
+#include "core/target.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace amarena {
+
+absl::string_view Name(Isa isa) { return isa == Isa::kAvx2 ? "avx2" : "avx512"; }
+
+Target Target::Avx2(int64_t l1d_bytes) {
+  Target t;
+  t.isa = Isa::kAvx2;
+  t.vector_registers = 16;
+  t.f32_lanes = 8;
+  t.l1_lines = FloorPow2(l1d_bytes / kLineBytes);
+  return t;
+}
+
+Spec Target::Bind(Spec s) const {
+  s.budget = MaxBudget();
+  return Canonical(s);
+}
+
+std::string Target::Fingerprint() const {
+  return absl::StrCat(Name(isa), "-vr", vector_registers, "-l1:", l1_lines, "-cm",
+                      kCostModelVersion);
+}
+
+}  // namespace amarena

@@ -1,0 +1,56 @@
+// Compile: an Impl tree in, callable machine code out.
+//
+//   absl::StatusOr<std::unique_ptr<CompiledKernel>> k =
+//       Compile(*impl, target, "amarena_matmul_64x64x64_f32");
+//   void* ops[] = {a, b, c};
+//   (**k)(ops);
+//
+// Code is emitted into a growing read-write buffer that is made read+execute once
+// emission ends (never both writable and executable). Xbyak errors stop here and
+// become absl::Status.
+#ifndef AMARENA_JIT_COMPILE_H_
+#define AMARENA_JIT_COMPILE_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "core/impl.h"
+#include "core/target.h"
+
+namespace amarena {
+
+namespace jit {
+class Emitter;
+}
+
+class CompiledKernel {
+ public:
+  using Fn = void (*)(void* const* operands);
+  ~CompiledKernel();
+
+  void operator()(void* const* operands) const { fn_(operands); }
+  const void* code() const;
+  size_t code_size() const;
+  const std::string& name() const { return name_; }
+
+ private:
+  friend absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(const ImplNode&,
+                                                                 const Target&,
+                                                                 std::string);
+  CompiledKernel() = default;
+  std::unique_ptr<jit::Emitter> gen_;
+  Fn fn_ = nullptr;
+  std::string name_;
+};
+
+absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(const ImplNode& root,
+                                                        const Target& target,
+                                                        std::string name);
+
+// A symbol-safe kernel name derived from the Spec text: "amarena_matmul_64x64x64_f32".
+std::string KernelName(const Spec& s);
+
+}  // namespace amarena
+
+#endif  // AMARENA_JIT_COMPILE_H_

@@ -1,0 +1,67 @@
+#include "jit/cpu_features.h"
+
+#include <unistd.h>
+
+#include <cstring>
+
+#include "absl/strings/str_join.h"
+#include "xbyak/xbyak_util.h"
+
+namespace amarena {
+
+std::string CpuFeatures::FeatureList() const {
+  std::vector<std::string> f;
+  if (avx2) f.push_back("avx2");
+  if (fma) f.push_back("fma");
+  if (avx512f) f.push_back("avx512f");
+  if (avx512bw) f.push_back("avx512bw");
+  if (avx512vl) f.push_back("avx512vl");
+  if (avx512_bf16) f.push_back("avx512_bf16");
+  if (avx512_vnni) f.push_back("avx512_vnni");
+  return absl::StrJoin(f, " ");
+}
+
+namespace {
+
+int64_t CacheBytes(int name, int64_t fallback) {
+  long v = sysconf(name);
+  return v > 0 ? v : fallback;
+}
+
+std::string Brand() {
+  uint32_t data[12] = {};
+  for (uint32_t i = 0; i < 3; ++i) {
+    uint32_t out[4];
+    Xbyak::util::Cpu::getCpuid(0x80000002u + i, out);
+    std::memcpy(&data[i * 4], out, 16);
+  }
+  std::string s(reinterpret_cast<const char*>(data), 48);
+  s = s.c_str();
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+CpuFeatures DetectCpu() {
+  static const CpuFeatures detected = [] {
+    Xbyak::util::Cpu cpu;
+    using C = Xbyak::util::Cpu;
+    CpuFeatures f;
+    f.avx2 = cpu.has(C::tAVX2);
+    f.fma = cpu.has(C::tFMA);
+    f.avx512f = cpu.has(C::tAVX512F);
+    f.avx512bw = cpu.has(C::tAVX512BW);
+    f.avx512vl = cpu.has(C::tAVX512VL);
+    f.avx512_bf16 = cpu.has(C::tAVX512_BF16);
+    f.avx512_vnni = cpu.has(C::tAVX512_VNNI);
+    f.l1d_bytes = CacheBytes(_SC_LEVEL1_DCACHE_SIZE, 32 * 1024);
+    f.l2_bytes = CacheBytes(_SC_LEVEL2_CACHE_SIZE, 512 * 1024);
+    f.l3_bytes = CacheBytes(_SC_LEVEL3_CACHE_SIZE, 8 * 1024 * 1024);
+    f.brand = Brand();
+    return f;
+  }();
+  return detected;
+}
+
+}  // namespace amarena

@@ -1,0 +1,111 @@
+// One emitter per microkernel in core/kernels.h. Applicability, scratch registers and
+// cost live there; each emitter below relies on them (and only asserts: the search has
+// already checked).
+#include "core/status_macros.h"
+#include "jit/emitter.h"
+
+namespace amarena::jit {
+namespace {
+
+using Xbyak::Xmm;
+using Xbyak::Ymm;
+
+// C[m, n] (registers) += A[m, 1] * B[1, n]. Registers: m*n/vw accumulators (the C
+// operand) + n/vw for B's row + 1 broadcast, as BroadcastFmaScratch says.
+void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
+  const View &a = v[0], &b = v[1], &c = v[2];
+  const int vw = c.vw;
+  const int64_t nv = s.n / vw;
+  std::vector<int> bregs;
+  for (int64_t j = 0; j < nv; ++j) {
+    int r = e.AllocVreg();
+    bregs.push_back(r);
+    if (vw == 1) {
+      e.vmovss(Xmm(r), b.At(0, j));
+    } else {
+      AMARENA_CHECK(b.col_stride == 4);
+      e.vmovups(Ymm(r), b.At(0, j * vw));
+    }
+  }
+  int t = e.AllocVreg();
+  for (int64_t i = 0; i < s.m; ++i) {
+    if (vw == 1) {
+      e.vmovss(Xmm(t), a.At(i, 0));
+    } else {
+      e.vbroadcastss(Ymm(t), a.At(i, 0));
+    }
+    for (int64_t j = 0; j < nv; ++j) {
+      if (vw == 1) {
+        e.vfmadd231ss(Xmm(c.Reg(i, j)), Xmm(t), Xmm(bregs[j]));
+      } else {
+        e.vfmadd231ps(Ymm(c.Reg(i, j * vw)), Ymm(t), Ymm(bregs[j]));
+      }
+    }
+  }
+  e.FreeVreg(t);
+  for (auto it = bregs.rbegin(); it != bregs.rend(); ++it) e.FreeVreg(*it);
+}
+
+// c += a * b with every operand in memory; two scratch xmm.
+void ScalarFma(Emitter& e, const Spec&, std::span<const View> v) {
+  int acc = e.AllocVreg(), x = e.AllocVreg();
+  e.vmovss(Xmm(acc), v[2].At(0, 0));
+  e.vmovss(Xmm(x), v[0].At(0, 0));
+  e.vfmadd231ss(Xmm(acc), Xmm(x), v[1].At(0, 0));
+  e.vmovss(v[2].At(0, 0), Xmm(acc));
+  e.FreeVreg(x);
+  e.FreeVreg(acc);
+}
+
+void VectorZero(Emitter& e, const Spec&, std::span<const View> v) {
+  for (int r : v[0].regs) e.vxorps(Ymm(r), Ymm(r), Ymm(r));
+}
+
+// Stores along the contiguous dimension: whole vectors, then scalars. One scratch.
+void MemZero(Emitter& e, const Spec& s, std::span<const View> v) {
+  const View& o = v[0];
+  const TensorSpec t = s.Operand(0);
+  const bool row_major = t.aux.layout == Layout::kRowMajor;
+  const int lanes = e.target().f32_lanes;
+  int z = e.AllocVreg();
+  e.vxorps(Ymm(z), Ymm(z), Ymm(z));
+  for (int64_t outer = 0; outer < t.OuterExtent(); ++outer) {
+    int64_t inner = 0;
+    auto at = [&](int64_t p) { return row_major ? o.At(outer, p) : o.At(p, outer); };
+    if ((row_major ? o.col_stride : o.row_stride) == 4)
+      for (; inner + lanes <= t.InnerExtent(); inner += lanes) e.vmovups(at(inner), Ymm(z));
+    for (; inner < t.InnerExtent(); ++inner) e.vmovss(at(inner), Xmm(z));
+  }
+  e.FreeVreg(z);
+}
+
+// Between a memory tile and a register tile, one access per register.
+void VectorMove(Emitter& e, const View& mem, const View& reg, bool load) {
+  for (int64_t i = 0; i < reg.rows; ++i) {
+    for (int64_t j = 0; j < reg.cols; j += reg.vw) {
+      int r = reg.Reg(i, j);
+      if (reg.vw == 1) {
+        load ? e.vmovss(Xmm(r), mem.At(i, j)) : e.vmovss(mem.At(i, j), Xmm(r));
+      } else {
+        AMARENA_CHECK(mem.col_stride == 4);
+        load ? e.vmovups(Ymm(r), mem.At(i, j)) : e.vmovups(mem.At(i, j), Ymm(r));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void EmitKernel(Emitter& e, const Spec& spec, KernelId id, std::span<const View> views) {
+  switch (id) {
+    case KernelId::kBroadcastFma: return BroadcastFma(e, spec, views);
+    case KernelId::kScalarFma: return ScalarFma(e, spec, views);
+    case KernelId::kVectorZero: return VectorZero(e, spec, views);
+    case KernelId::kMemZero: return MemZero(e, spec, views);
+    case KernelId::kVectorLoad: return VectorMove(e, views[0], views[1], /*load=*/true);
+    case KernelId::kVectorStore: return VectorMove(e, views[1], views[0], /*load=*/false);
+  }
+  AMARENA_CHECK(false);
+}
+
+}  // namespace amarena::jit

@@ -1,0 +1,209 @@
+#include "jit/emitter.h"
+
+#include <algorithm>
+
+#include "core/status_macros.h"
+
+namespace amarena::jit {
+
+using Xbyak::Reg64;
+
+Xbyak::Address View::At(int64_t i, int64_t j) const {
+  AMARENA_CHECK(!in_regs);
+  int64_t off = disp + i * row_stride + j * col_stride;
+  return Xbyak::util::ptr[base + static_cast<int32_t>(off)];
+}
+
+View View::Slice(int64_t r0, int64_t c0, int64_t nrows, int64_t ncols) const {
+  View v = *this;
+  v.rows = nrows;
+  v.cols = ncols;
+  if (!in_regs) {
+    v.disp = disp + r0 * row_stride + c0 * col_stride;
+    return v;
+  }
+  AMARENA_CHECK(c0 % vw == 0);
+  v.regs.clear();
+  for (int64_t i = 0; i < nrows; ++i)
+    for (int64_t j = 0; j < ncols; j += vw) v.regs.push_back(Reg(r0 + i, c0 + j));
+  return v;
+}
+
+// GPRs the emitter may hand out (rsp excluded; rdi holds the operand array only until
+// the bases are loaded). Callee-saved ones are pushed by the prologue.
+static const int kGprOrder[] = {Xbyak::Operand::RAX, Xbyak::Operand::RCX,
+                                Xbyak::Operand::RDX, Xbyak::Operand::RSI,
+                                Xbyak::Operand::R8,  Xbyak::Operand::R9,
+                                Xbyak::Operand::R10, Xbyak::Operand::R11,
+                                Xbyak::Operand::RBX, Xbyak::Operand::RBP,
+                                Xbyak::Operand::R12, Xbyak::Operand::R13,
+                                Xbyak::Operand::R14, Xbyak::Operand::R15};
+
+Emitter::Emitter(const Target& target)
+    : Xbyak::CodeGenerator(4096, Xbyak::AutoGrow), target_(target) {
+  for (int r = target_.vector_registers - 1; r >= 0; --r) free_vregs_.push_back(r);
+  for (int i = static_cast<int>(std::size(kGprOrder)) - 1; i >= 0; --i)
+    free_gprs_.push_back(kGprOrder[i]);
+}
+
+int Emitter::AllocVreg() {
+  AMARENA_CHECK(!free_vregs_.empty());
+  int r = free_vregs_.back();
+  free_vregs_.pop_back();
+  return r;
+}
+void Emitter::FreeVreg(int r) { free_vregs_.push_back(r); }
+
+Reg64 Emitter::AllocGpr() {
+  AMARENA_CHECK(!free_gprs_.empty());
+  int r = free_gprs_.back();
+  free_gprs_.pop_back();
+  return Reg64(r);
+}
+void Emitter::FreeGpr(const Reg64& r) { free_gprs_.push_back(r.getIdx()); }
+
+void Emitter::EmitFunction(const ImplNode& root) {
+  static const Reg64 kSaved[] = {rbx, rbp, r12, r13, r14, r15};
+  for (const Reg64& r : kSaved) push(r);
+  std::vector<View> views;
+  for (int i = 0; i < root.spec.NumOperands(); ++i) {
+    TensorSpec t = root.spec.Operand(i);
+    AMARENA_CHECK(t.aux.level == Level::kGL);
+    View v;
+    v.base = AllocGpr();
+    mov(v.base, ptr[rdi + 8 * i]);
+    int64_t es = SizeOf(t.aux.dtype);
+    v.rows = t.rows;
+    v.cols = t.cols;
+    v.row_stride = t.aux.layout == Layout::kRowMajor ? t.cols * es : es;
+    v.col_stride = t.aux.layout == Layout::kRowMajor ? es : t.rows * es;
+    views.push_back(v);
+  }
+  Lower(root, views);
+  for (const View& v : views) FreeGpr(v.base);
+  vzeroupper();
+  for (int i = static_cast<int>(std::size(kSaved)) - 1; i >= 0; --i) pop(kSaved[i]);
+  ret();
+}
+
+void Emitter::Lower(const ImplNode& node, std::span<const View> views) {
+  switch (node.how.type) {
+    case NodeType::kLoop: return LowerLoop(node, views);
+    case NodeType::kAlloc: return LowerAlloc(node, views);
+    case NodeType::kBlock: return LowerBlock(node, views);
+    case NodeType::kKernel: return EmitKernel(*this, node.spec, node.how.kernel, views);
+  }
+}
+
+namespace {
+
+// Whether operand i's tile moves along `d` as its rows (1), its columns (2), or not (0).
+int Moves(const Spec& s, int i, Dim d) {
+  if (!s.IsMatmul()) return d == Dim::kM ? 1 : 2;
+  switch (d) {
+    case Dim::kM: return i == 1 ? 0 : 1;   // A and C rows
+    case Dim::kN: return i == 0 ? 0 : 2;   // B and C columns
+    case Dim::kK: return i == 0 ? 2 : i == 1 ? 1 : 0;  // A columns, B rows
+  }
+  return 0;
+}
+
+// Operand i's view for the tile starting at `start` along d with extent `len`.
+View TileView(const Spec& s, const View& v, int i, Dim d, int64_t start, int64_t len) {
+  switch (Moves(s, i, d)) {
+    case 1: return v.Slice(start, 0, len, v.cols);
+    case 2: return v.Slice(0, start, v.rows, len);
+    default: return v;
+  }
+}
+
+}  // namespace
+
+void Emitter::LowerLoop(const ImplNode& node, std::span<const View> views) {
+  const Spec& s = node.spec;
+  const LoopInfo& loop = node.how.loop;
+  const int n = s.NumOperands();
+  bool moves_registers = false;
+  for (int i = 0; i < n; ++i) moves_registers |= Moves(s, i, loop.dim) && views[i].in_regs;
+
+  auto tile_views = [&](int64_t start, int64_t len) {
+    std::vector<View> out;
+    for (int i = 0; i < n; ++i) out.push_back(TileView(s, views[i], i, loop.dim, start, len));
+    return out;
+  };
+  const int64_t rem = Extent(s, loop.dim) - loop.full_iters * loop.tile;
+
+  if (moves_registers || loop.full_iters == 1) {
+    // Unrolled: register tiles are bound statically, one body copy per tile.
+    for (int64_t it = 0; it < loop.full_iters; ++it)
+      Lower(*node.children[0], tile_views(it * loop.tile, loop.tile));
+    if (rem) Lower(*node.children[1], tile_views(loop.full_iters * loop.tile, rem));
+    return;
+  }
+
+  // Counted loop; each moving memory operand's base is bumped by one tile per iteration.
+  std::vector<int64_t> step(n, 0);
+  for (int i = 0; i < n; ++i) {
+    int how = Moves(s, i, loop.dim);
+    if (how) step[i] = loop.tile * (how == 1 ? views[i].row_stride : views[i].col_stride);
+    for (int j = 0; j < i; ++j)  // in-place bumps need distinct base registers
+      AMARENA_CHECK(!(step[i] && step[j] && views[i].base == views[j].base));
+  }
+  std::vector<View> body = tile_views(0, loop.tile);
+  Reg64 counter = AllocGpr();
+  mov(counter, loop.full_iters);
+  Xbyak::Label top;
+  L(top);
+  Lower(*node.children[0], body);
+  for (int i = 0; i < n; ++i)
+    if (step[i]) add(views[i].base, static_cast<int32_t>(step[i]));
+  dec(counter);
+  jnz(top);
+  FreeGpr(counter);
+  // Bases now point at the remainder tile.
+  if (rem) Lower(*node.children[1], tile_views(0, rem));
+  for (int i = 0; i < n; ++i)
+    if (step[i]) sub(views[i].base, static_cast<int32_t>(step[i] * loop.full_iters));
+}
+
+void Emitter::LowerAlloc(const ImplNode& node, std::span<const View> views) {
+  const AllocInfo& a = node.how.alloc;
+  if (a.view) {  // a cache view changes the Spec, not the code
+    Lower(*node.children[0], views);
+    return;
+  }
+  const View& mem = views[a.operand];
+  View reg;
+  reg.in_regs = true;
+  reg.rows = mem.rows;
+  reg.cols = mem.cols;
+  reg.vw = a.to.vector_width;
+  for (int64_t r = 0; r < reg.rows * reg.RegsPerRow(); ++r) reg.regs.push_back(AllocVreg());
+
+  size_t child = 0;
+  if (a.prologue) {
+    View io[] = {mem, reg};
+    Lower(*node.children[child++], io);
+  }
+  std::vector<View> inner(views.begin(), views.end());
+  inner[a.operand] = reg;
+  Lower(*node.children[child++], inner);
+  if (a.epilogue) {
+    View io[] = {reg, mem};
+    Lower(*node.children[child++], io);
+  }
+  for (auto it = reg.regs.rbegin(); it != reg.regs.rend(); ++it) FreeVreg(*it);
+}
+
+void Emitter::LowerBlock(const ImplNode& node, std::span<const View> views) {
+  for (const ImplPtr& c : node.children) {
+    if (c->spec.kind == Kind::kZero) {
+      View out[] = {views[node.spec.OutputIndex()]};
+      Lower(*c, out);
+    } else {
+      Lower(*c, views);
+    }
+  }
+}
+
+}  // namespace amarena::jit

@@ -1,0 +1,19 @@
+#include "runtime/host.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace amarena {
+
+absl::StatusOr<Target> TargetFor(const CpuFeatures& cpu) {
+  if (!cpu.avx2 || !cpu.fma)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot create kernels on this CPU (", cpu.brand, "): features are '",
+        cpu.FeatureList(), "', must include avx2 and fma"));
+  // The emitter generates AVX2+FMA code (ymm) on every CPU for now; AVX-512 hosts run it
+  // too.
+  return Target::Avx2(cpu.l1d_bytes);
+}
+
+absl::StatusOr<Target> HostTarget() { return TargetFor(DetectCpu()); }
+
+}  // namespace amarena

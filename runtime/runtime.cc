@@ -1,0 +1,121 @@
+#include "runtime/runtime.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "core/spec_text.h"
+#include "core/status_macros.h"
+#include "jit/compile.h"
+#include "runtime/host.h"
+#include "search/search.h"
+
+namespace amarena {
+
+Kernel::Kernel(Spec spec, Target target, ImplPtr impl,
+               std::unique_ptr<CompiledKernel> code, double synth_ms, double jit_ms,
+               int64_t specs_solved)
+    : spec_(std::move(spec)),
+      target_(target),
+      impl_(std::move(impl)),
+      code_(std::move(code)),
+      synth_ms_(synth_ms),
+      jit_ms_(jit_ms),
+      specs_solved_(specs_solved) {}
+
+Kernel::~Kernel() = default;
+
+void Kernel::Run(void* const* operands) const { (*code_)(operands); }
+const std::string& Kernel::name() const { return code_->name(); }
+size_t Kernel::code_size() const { return code_->code_size(); }
+
+Runtime& Runtime::Default() {
+  static Runtime* rt = new Runtime(HostTarget());
+  return *rt;
+}
+
+Runtime::Runtime(absl::StatusOr<Target> target) : target_(std::move(target)) {}
+
+absl::StatusOr<KernelPtr> Runtime::Get(absl::string_view spec_text) {
+  AMARENA_ASSIGN_OR_RETURN(Spec s, ParseSpec(spec_text));
+  return Get(s);
+}
+
+namespace {
+
+// What the generator accepts from a user; the parser accepts more (the whole notation).
+absl::Status CheckSupported(const Spec& s, const Target& t) {
+  absl::string_view names[] = {"a", "b", "c"};
+  for (int i = 0; i < s.NumOperands(); ++i) {
+    if (s.aux[i].level != Level::kGL)
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot create kernel for ", PrintSpec(s), ": operand ", names[i],
+                       " is in ", Name(s.aux[i].level), ", must be in gl"));
+    if (s.aux[i].dtype != DType::kF32)
+      return absl::UnimplementedError(
+          absl::StrCat("cannot create kernel for ", PrintSpec(s), ": dtype is ",
+                       Name(s.aux[i].dtype), ", must be f32 (bf16 is not implemented yet)"));
+  }
+  if (s.b != 1)
+    return absl::UnimplementedError(absl::StrCat("cannot create kernel for ", PrintSpec(s),
+                                                 ": batch is ", s.b,
+                                                 ", must be 1 (batch is not implemented yet)"));
+  if (s.budget) {
+    Budget max = t.MaxBudget();
+    if (s.budget->vrf > max.vrf || s.budget->l1_lines > max.l1_lines)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot create kernel for ", PrintSpec(s), ": budget exceeds the target's vrf:",
+          max.vrf, ",l1:", max.l1_lines));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<KernelPtr> Runtime::Get(const Spec& spec) {
+  if (!target_.ok()) return target_.status();
+  AMARENA_RETURN_IF_ERROR(CheckSupported(spec, *target_));
+  Spec bound = spec.budget ? Canonical(spec) : target_->Bind(spec);
+  std::string key = absl::StrCat(PrintSpec(bound), "|", target_->Fingerprint(), "|g",
+                                 kGeneratorVersion);
+  std::promise<Result> promise;
+  std::shared_future<Result> future;
+  bool creator = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) {
+      future = it->second;
+    } else {
+      future = promise.get_future().share();
+      cache_.emplace(key, future);
+      creator = true;
+    }
+  }
+  if (!creator) return future.get();  // a hit, or wait for the thread creating it
+
+  Result r = Create(bound);
+  promise.set_value(r);
+  if (!r.ok()) {  // do not cache failures: a later request may retry
+    std::lock_guard<std::mutex> lock(mu_);
+    cache_.erase(key);
+  }
+  return r;
+}
+
+Runtime::Result Runtime::Create(const Spec& bound) {
+  ++generated_;
+  using Clock = std::chrono::steady_clock;
+  auto t0 = Clock::now();
+  Searcher searcher(*target_);
+  AMARENA_ASSIGN_OR_RETURN(ImplPtr impl, searcher.Solve(bound));
+  auto t1 = Clock::now();
+  AMARENA_ASSIGN_OR_RETURN(std::unique_ptr<CompiledKernel> code,
+                           Compile(*impl, *target_, KernelName(bound)));
+  auto t2 = Clock::now();
+  auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  return std::make_shared<const Kernel>(bound, *target_, std::move(impl), std::move(code),
+                                        ms(t1 - t0), ms(t2 - t1),
+                                        searcher.stats().specs_solved);
+}
+
+}  // namespace amarena

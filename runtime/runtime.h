@@ -1,0 +1,88 @@
+// The public C++ API: ask for a Spec, get a callable kernel.
+//
+//   amarena::Runtime& rt = amarena::Runtime::Default();
+//   auto k = rt.Get("matmul 64x64x64 f32");          // absl::StatusOr<KernelPtr>
+//   if (!k.ok()) { /* k.status().message() names the problem */ }
+//   void* ops[] = {a, b, c};                          // C = A . B, row-major
+//   (*k)->Run(ops);
+//
+// Kernels are cached by canonical Spec + target fingerprint + generator version;
+// concurrent requests for a new key search and compile it once. Thread-safe.
+#ifndef AMARENA_RUNTIME_RUNTIME_H_
+#define AMARENA_RUNTIME_RUNTIME_H_
+
+#include <atomic>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "core/impl.h"
+#include "core/target.h"
+
+namespace amarena {
+
+inline constexpr int kGeneratorVersion = 1;
+
+class CompiledKernel;
+
+class Kernel {
+ public:
+  Kernel(Spec spec, Target target, ImplPtr impl, std::unique_ptr<CompiledKernel> code,
+         double synth_ms, double jit_ms, int64_t specs_solved);
+  ~Kernel();
+
+  // operands[i] points at operand i (matmul: A, B, C), dense, in the Spec's layouts.
+  void Run(void* const* operands) const;
+
+  const Spec& spec() const { return spec_; }  // bound: carries the budget searched
+  Isa isa() const { return target_.isa; }
+  const std::string& name() const;
+  const ImplNode& impl() const { return *impl_; }
+  size_t code_size() const;
+  double synth_ms() const { return synth_ms_; }
+  double jit_ms() const { return jit_ms_; }
+  int64_t specs_solved() const { return specs_solved_; }
+
+ private:
+  Spec spec_;
+  Target target_;
+  ImplPtr impl_;
+  std::unique_ptr<CompiledKernel> code_;
+  double synth_ms_, jit_ms_;
+  int64_t specs_solved_;
+};
+using KernelPtr = std::shared_ptr<const Kernel>;
+
+class Runtime {
+ public:
+  // The process-wide runtime for this CPU. Never fails to exist; Get() reports a CPU
+  // without AVX2+FMA as FailedPrecondition.
+  static Runtime& Default();
+
+  // A runtime for an explicit target (tests, tools).
+  explicit Runtime(absl::StatusOr<Target> target);
+
+  absl::StatusOr<KernelPtr> Get(absl::string_view spec_text);
+  absl::StatusOr<KernelPtr> Get(const Spec& spec);
+
+  // Times a kernel was searched and compiled (cache misses that did the work).
+  int64_t generated() const { return generated_.load(); }
+  const absl::StatusOr<Target>& target() const { return target_; }
+
+ private:
+  using Result = absl::StatusOr<KernelPtr>;
+  Result Create(const Spec& bound);
+
+  absl::StatusOr<Target> target_;
+  std::mutex mu_;
+  absl::flat_hash_map<std::string, std::shared_future<Result>> cache_;
+  std::atomic<int64_t> generated_{0};
+};
+
+}  // namespace amarena
+
+#endif  // AMARENA_RUNTIME_RUNTIME_H_

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs every Debian package amarena needs, then configures and builds it.
+#   scripts/setup.sh            # install deps + Release build in ./build
+#   SKIP_APT=1 scripts/setup.sh # build only (packages already installed)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libxbyak-dev          # x86 assembler used by the JIT
+  libabsl-dev           # Status/StatusOr, hashing, flat maps, strings
+  libgtest-dev libgmock-dev googletest  # unit tests
+  libbenchmark-dev      # Google Benchmark suites in bench/
+  libcli11-dev          # command-line parsing for tools/amarena
+)
+
+if [ "${SKIP_APT:-0}" != 1 ]; then
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo_cmd apt-get update -qq
+  $sudo_cmd apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+fi
+
+build_type="${BUILD_TYPE:-Release}"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$build_type" >/dev/null
+cmake --build build -j"$(nproc)"

@@ -1,0 +1,38 @@
+// The rewrites the search may apply, in the order it tries them. This list is the only
+// place to add one: each rewrite is a function in its own file under search/rewrites/
+// that appends every Candidate it offers for a Spec.
+//
+//   std::vector<Candidate> out;
+//   for (const Rewrite& r : Rewrites()) r.enumerate(spec, target, out);
+#ifndef AMARENA_SEARCH_REWRITES_REGISTRY_H_
+#define AMARENA_SEARCH_REWRITES_REGISTRY_H_
+
+#include <span>
+#include <vector>
+
+#include "core/target.h"
+#include "search/action.h"
+
+namespace amarena {
+
+using EnumerateFn = void (*)(const Spec&, const Target&, std::vector<Candidate>&);
+
+struct Rewrite {
+  absl::string_view name;
+  EnumerateFn enumerate;
+};
+
+void SelectKernel(const Spec&, const Target&, std::vector<Candidate>&);  // select.cc
+void MoveOperand(const Spec&, const Target&, std::vector<Candidate>&);   // move.cc
+void ToAccum(const Spec&, const Target&, std::vector<Candidate>&);       // to_accum.cc
+void TileOut(const Spec&, const Target&, std::vector<Candidate>&);       // tile.cc
+void SplitK(const Spec&, const Target&, std::vector<Candidate>&);        // split.cc
+
+std::span<const Rewrite> Rewrites();
+
+// All candidates for a Spec, from every rewrite in registry order.
+std::vector<Candidate> EnumerateCandidates(const Spec& s, const Target& t);
+
+}  // namespace amarena
+
+#endif  // AMARENA_SEARCH_REWRITES_REGISTRY_H_

@@ -1,0 +1,23 @@
+// Matmul -> Zero ; MatmulAccum.
+// Applies to: a non-accumulating Matmul.
+// Yields: a Block of two sub-Specs under the same budget: Zero of C, then the
+//   accumulating Matmul on the same operands.
+#include "search/rewrites/registry.h"
+
+namespace amarena {
+
+void ToAccum(const Spec& s, const Target&, std::vector<Candidate>& out) {
+  if (s.kind != Kind::kMatmul) return;
+  Spec zero = Spec::Zero(s.m, s.n, s.aux[2]);
+  zero.budget = s.budget;
+  zero.serial = s.serial;
+  Spec accum = s;
+  accum.kind = Kind::kMatmulAccum;
+  Candidate c;
+  c.action = Action{.kind = ActionKind::kToAccum};
+  c.expansion.type = NodeType::kBlock;
+  c.expansion.children = {Canonical(zero), Canonical(accum)};
+  out.push_back(std::move(c));
+}
+
+}  // namespace amarena

@@ -1,0 +1,22 @@
+// The `amarena` subcommands. Each returns the process exit status:
+// 0 success, 1 a kernel did not match the reference, 2 bad input or an error.
+#ifndef AMARENA_TOOLS_COMMANDS_H_
+#define AMARENA_TOOLS_COMMANDS_H_
+
+#include <cstdint>
+#include <string>
+
+namespace amarena::tools {
+
+struct RunOptions {
+  std::string spec;
+  int64_t reps = 0;  // 0: as many as fit in about 0.3 s (at least 3)
+  bool json = false;
+};
+int RunCommand(const RunOptions& opt);
+
+int CpuCommand(bool json);
+
+}  // namespace amarena::tools
+
+#endif  // AMARENA_TOOLS_COMMANDS_H_

@@ -1,0 +1,38 @@
+// The amarena command-line tool.
+//
+//   amarena run "matmul 256x256x256 f32" [--reps N] [--json]
+//   amarena cpu [--json]
+#include <cstdio>
+
+#include "CLI/CLI.hpp"
+#include "tools/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"amarena: searches, JIT-compiles and runs tensor-operation kernels"};
+  app.require_subcommand(1);
+
+  amarena::tools::RunOptions run;
+  CLI::App* run_cmd = app.add_subcommand(
+      "run", "search, JIT, verify against the reference and time one Spec");
+  run_cmd->add_option("spec", run.spec, "the Spec, e.g. \"matmul 256x256x256 f32\"")
+      ->required();
+  run_cmd->add_option("--reps", run.reps, "timed runs (default: about 0.3 s worth)")
+      ->check(CLI::PositiveNumber);
+  run_cmd->add_flag("--json", run.json, "print one JSON object as the last line");
+
+  bool cpu_json = false;
+  CLI::App* cpu_cmd = app.add_subcommand("cpu", "features and measured FMA peak");
+  cpu_cmd->add_flag("--json", cpu_json, "print one JSON object as the last line");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "amarena: %s\n", e.what());
+    return 2;
+  }
+  if (*run_cmd) return amarena::tools::RunCommand(run);
+  if (*cpu_cmd) return amarena::tools::CpuCommand(cpu_json);
+  return 2;
+}

@@ -1,0 +1,74 @@
+// amarena run SPEC: search, JIT, run on random inputs, check against the reference,
+// time it, and print the chosen Impl tree.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "core/reference.h"
+#include "core/spec_text.h"
+#include "runtime/runtime.h"
+#include "tools/commands.h"
+#include "tools/json.h"
+
+namespace amarena::tools {
+
+int RunCommand(const RunOptions& opt) {
+  absl::StatusOr<KernelPtr> k = Runtime::Default().Get(opt.spec);
+  if (!k.ok()) {
+    std::fprintf(stderr, "amarena: %s\n", std::string(k.status().message()).c_str());
+    return 2;
+  }
+  const Kernel& kernel = **k;
+  const Spec& spec = kernel.spec();
+
+  Operands ops(spec);
+  FillRandom(spec, ops, /*seed=*/42);
+  std::vector<uint8_t> before = ops.Snapshot(spec.OutputIndex());
+  kernel.Run(ops.ptrs());
+  Verdict v = CheckAgainstReference(spec, ops, before);
+
+  using Clock = std::chrono::steady_clock;
+  std::vector<double> ns;
+  int64_t reps = opt.reps;
+  auto deadline = Clock::now() + std::chrono::milliseconds(300);
+  for (int64_t i = 0; reps > 0 ? i < reps : (i < 3 || Clock::now() < deadline); ++i) {
+    auto t0 = Clock::now();
+    kernel.Run(ops.ptrs());
+    ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
+  }
+  std::sort(ns.begin(), ns.end());
+  double median_ns = ns[ns.size() / 2];
+  double flops = 2.0 * static_cast<double>(spec.Macs());
+  double gflops = median_ns > 0 ? flops / median_ns : 0;
+
+  std::printf("spec:     %s\n", PrintSpec(spec).c_str());
+  std::printf("kernel:   %s (%s, %zu bytes of code)\n", kernel.name().c_str(),
+              std::string(Name(kernel.isa())).c_str(), kernel.code_size());
+  std::printf("impl:\n%s", PrintImpl(kernel.impl()).c_str());
+  std::printf("search:   %.2f ms, %lld specs solved\n", kernel.synth_ms(),
+              static_cast<long long>(kernel.specs_solved()));
+  std::printf("jit:      %.3f ms\n", kernel.jit_ms());
+  std::printf("check:    %s (max relative error %.3g, tolerance %.3g)\n",
+              v.ok ? "matches reference" : "MISMATCH", v.max_rel_err, v.tolerance);
+  std::printf("speed:    %.2f GFLOP/s (median of %zu runs, %.1f us each)\n", gflops,
+              ns.size(), median_ns / 1000);
+  if (opt.json) {
+    JsonLine j;
+    j.Add("spec", PrintSpec(spec));
+    j.Add("ok", v.ok);
+    j.Add("max_rel_err", v.max_rel_err);
+    j.Add("gflops", gflops);
+    j.Add("median_ns", median_ns);
+    j.Add("reps", static_cast<int64_t>(ns.size()));
+    j.Add("synth_ms", kernel.synth_ms());
+    j.Add("jit_ms", kernel.jit_ms());
+    j.Add("specs_solved", kernel.specs_solved());
+    j.Add("isa", Name(kernel.isa()));
+    j.Add("kernel", kernel.name());
+    std::printf("%s\n", j.str().c_str());
+  }
+  return v.ok ? 0 : 1;
+}
+
+}  // namespace amarena::tools
