@@ -79,6 +79,7 @@ float ReadElement(const void* base, DType t, int64_t off) {
 void Operands::Free::operator()(void* p) const { std::free(p); }
 
 Operands::Operands(const Spec& s) {
+  AMARENA_CHECK(s.b == 1);  // batch is not implemented; the runtime rejects it first
   for (int i = 0; i < s.NumOperands(); ++i) {
     TensorSpec t = s.Operand(i);
     size_t bytes = static_cast<size_t>(t.Elements()) * SizeOf(t.aux.dtype);
@@ -110,6 +111,8 @@ void FillRandom(const Spec& s, Operands& ops, uint64_t seed) {
 Verdict CheckAgainstReference(const Spec& s, const Operands& ops,
                               const std::vector<uint8_t>& output_before) {
   TensorSpec out = s.Operand(s.OutputIndex());
+  AMARENA_CHECK(output_before.size() ==
+                static_cast<size_t>(out.Elements()) * SizeOf(out.aux.dtype));
   Verdict v;
   v.tolerance = (static_cast<double>(s.IsMatmul() ? s.k : 1) + 4) * std::ldexp(1.0, -23);
   if (out.aux.dtype == DType::kBF16) v.tolerance = std::max(v.tolerance, std::ldexp(1.0, -8));

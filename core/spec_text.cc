@@ -43,9 +43,18 @@ class Parser {
  public:
   explicit Parser(absl::string_view text) : text_(text) {}
 
+  // One line whatever the text holds: control characters are shown escaped.
   absl::Status Error(absl::string_view what) const {
+    std::string quoted;
+    for (char c : text_) {
+      if (static_cast<unsigned char>(c) < 0x20) {
+        absl::StrAppend(&quoted, c == '\n' ? "\\n" : c == '\t' ? "\\t" : "?");
+      } else {
+        quoted.push_back(c);
+      }
+    }
     return absl::InvalidArgumentError(
-        absl::StrCat("cannot parse spec '", text_, "': ", what));
+        absl::StrCat("cannot parse spec '", quoted, "': ", what));
   }
 
   absl::StatusOr<int64_t> Int(absl::string_view tok, absl::string_view what) const {
@@ -124,6 +133,8 @@ absl::Status Parser::ParseDTypes(absl::string_view tok, Spec& s) {
     for (auto& a : s.aux) a.dtype = d;
     return absl::OkStatus();
   }
+  if (s.kind == Kind::kZero)
+    return Error(absl::StrCat("dtypes '", tok, "' has an arrow, must be one dtype for zero"));
   std::vector<absl::string_view> ins = absl::StrSplit(tok.substr(0, arrow), '*');
   size_t want_ins = s.IsMatmul() ? 2 : 1;
   if (ins.size() != want_ins)
@@ -173,8 +184,11 @@ absl::Status Parser::ParseBudget(absl::string_view v, Spec& s) {
   for (absl::string_view part : absl::StrSplit(v, ',')) {
     std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(part, ':');
     AMARENA_ASSIGN_OR_RETURN(int64_t x, Int(kv.second, absl::StrCat("budget ", kv.first)));
-    if (x < 0) return Error(absl::StrCat("budget ", kv.first, " is negative"));
-    if (kv.first == "vrf" && x <= 64) {
+    if (x < 0)
+      return Error(absl::StrCat("budget ", kv.first, " is ", x, ", must be at least 0"));
+    if (kv.first == "vrf" && x > 64)
+      return Error(absl::StrCat("budget vrf is ", x, ", must be at most 64"));
+    if (kv.first == "vrf") {
       b.vrf = static_cast<int32_t>(x);
       have_vrf = true;
     } else if (kv.first == "l1") {
@@ -195,7 +209,7 @@ absl::Status Parser::CheckSizes(const Spec& s) const {
   std::vector<absl::string_view> names = OperandNames(s.kind);
   for (int i = 0; i < s.NumOperands(); ++i) {
     TensorSpec t = s.Operand(i);
-    // rows, cols <= 2^31 each, so the products below cannot overflow int64.
+    // Each dim is below 2^31, so the product fits in 128 bits.
     __int128 bytes = static_cast<__int128>(s.b) * t.rows * t.cols * SizeOf(t.aux.dtype);
     if (bytes > kMaxOperandBytes)
       return Error(absl::StrCat("operand ", names[i], " needs ",

@@ -44,6 +44,10 @@ namespace {
 
 // What the generator accepts from a user; the parser accepts more (the whole notation).
 absl::Status CheckSupported(const Spec& s, const Target& t) {
+  if (s.kind == Kind::kMove)
+    return absl::UnimplementedError(absl::StrCat(
+        "cannot create kernel for ", PrintSpec(s),
+        ": operation is move, must be matmul or zero (moves only occur inside programs)"));
   absl::string_view names[] = {"a", "b", "c"};
   for (int i = 0; i < s.NumOperands(); ++i) {
     if (s.aux[i].level != Level::kGL)

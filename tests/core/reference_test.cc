@@ -1,0 +1,213 @@
+// Tests for core/reference.h: the reference means what the Spec says (layouts,
+// accumulation, zero, move), and CheckAgainstReference can fail as well as
+// pass.
+#include "core/reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/matchers.h"
+
+namespace amarena {
+namespace {
+
+using ::amarena::testing::IsOk;
+using ::amarena::testing::StatusIs;
+using ::testing::HasSubstr;
+
+constexpr TensorAux kColMajor{.layout = Layout::kColMajor};
+
+float* F32(const Operands& ops, int i) {
+  return static_cast<float*>(ops.ptr(i));
+}
+
+// Runs the reference on `ops` and returns the output's bytes from before the
+// run.
+std::vector<uint8_t> RunInPlace(const Spec& s, Operands& ops) {
+  std::vector<uint8_t> before = ops.Snapshot(s.OutputIndex());
+  EXPECT_THAT(RunReference(s, ops.ptrs()), IsOk());
+  return before;
+}
+
+TEST(ReferenceTest, AcceptsItsOwnOutput) {
+  const Spec kSpecs[] = {
+      Spec::Matmul(5, 17, 9),
+      Spec::Matmul(5, 17, 9, kColMajor, kColMajor, kColMajor),
+      Spec::Matmul(5, 17, 9, {}, {}, {}, /*accum=*/true),
+      Spec::Matmul(3, 64, 7, {.dtype = DType::kBF16}, {.dtype = DType::kBF16},
+                   {}),
+      Spec::Matmul(3, 64, 7, {.dtype = DType::kBF16}, {.dtype = DType::kBF16},
+                   {.dtype = DType::kBF16}),
+      Spec::Zero(6, 10, {}),
+      Spec::Move(6, 10, {}, kColMajor),
+  };
+  for (const Spec& s : kSpecs) {
+    Operands ops(s);
+    FillRandom(s, ops, /*seed=*/1);
+    std::vector<uint8_t> before = RunInPlace(s, ops);
+    Verdict v = CheckAgainstReference(s, ops, before);
+    EXPECT_TRUE(v.ok) << "max_rel_err " << v.max_rel_err << " tolerance "
+                      << v.tolerance;
+    EXPECT_GT(v.tolerance, 0);
+  }
+}
+
+TEST(ReferenceTest, RejectsAPerturbedOutput) {
+  Spec s = Spec::Matmul(8, 16, 8);
+  Operands ops(s);
+  FillRandom(s, ops, /*seed=*/2);
+  std::vector<uint8_t> before = RunInPlace(s, ops);
+  ASSERT_TRUE(CheckAgainstReference(s, ops, before).ok);
+
+  // Terms are |a*b| <= 1, so the summed magnitude is at most k = 16: an error
+  // of 1e-3 is at least 6e-5 relative, far above the tolerance (16 + 4) * 2^-23
+  // = 2.4e-6.
+  F32(ops, 2)[3 * 8 + 5] += 1e-3f;
+  Verdict v = CheckAgainstReference(s, ops, before);
+  EXPECT_FALSE(v.ok);
+  EXPECT_GT(v.max_rel_err, v.tolerance);
+}
+
+TEST(ReferenceTest, RejectsNaN) {
+  Spec s = Spec::Matmul(4, 4, 4);
+  Operands ops(s);
+  FillRandom(s, ops, /*seed=*/3);
+  std::vector<uint8_t> before = RunInPlace(s, ops);
+  F32(ops, 2)[0] = NAN;
+  EXPECT_FALSE(CheckAgainstReference(s, ops, before).ok);
+}
+
+TEST(ReferenceTest, MatmulComputesTheProduct) {
+  // A = [1 2; 3 4], B = [5 6; 7 8]: A.B = [19 22; 43 50].
+  Spec s = Spec::Matmul(2, 2, 2);
+  Operands ops(s);
+  const float a[] = {1, 2, 3, 4}, b[] = {5, 6, 7, 8};
+  std::copy(a, a + 4, F32(ops, 0));
+  std::copy(b, b + 4, F32(ops, 1));
+  std::fill(F32(ops, 2), F32(ops, 2) + 4, 100.0f);  // overwritten, not added to
+  RunInPlace(s, ops);
+  EXPECT_THAT(std::vector<float>(F32(ops, 2), F32(ops, 2) + 4),
+              ::testing::ElementsAre(19, 22, 43, 50));
+}
+
+TEST(ReferenceTest, AccumulatingMatmulAddsToThePreviousOutput) {
+  Spec plain = Spec::Matmul(5, 11, 6);
+  Spec accum = Spec::Matmul(5, 11, 6, {}, {}, {}, /*accum=*/true);
+  Operands p(plain), q(accum);
+  FillRandom(accum, q, /*seed=*/4);  // random A, B and previous C
+  for (int i = 0; i < 2; ++i)
+    std::copy_n(F32(q, i), i == 0 ? 5 * 11 : 11 * 6, F32(p, i));
+  std::vector<uint8_t> before = RunInPlace(accum, q);
+  RunInPlace(plain, p);
+
+  const float* c0 = reinterpret_cast<const float*>(before.data());
+  for (int e = 0; e < 5 * 6; ++e) {
+    ASSERT_NE(c0[e], 0.0f);
+    EXPECT_NEAR(F32(q, 2)[e], c0[e] + F32(p, 2)[e], 1e-5) << "element " << e;
+  }
+  EXPECT_TRUE(CheckAgainstReference(accum, q, before).ok);
+  // Checked as if C had started at zero, the accumulated output is wrong.
+  std::vector<uint8_t> zeros(before.size(), 0);
+  EXPECT_FALSE(CheckAgainstReference(accum, q, zeros).ok);
+}
+
+TEST(ReferenceTest, ColumnMajorIsTransposedStorage) {
+  const int64_t m = 4, k = 7, n = 3;
+  Spec row = Spec::Matmul(m, k, n);
+  Spec col = Spec::Matmul(m, k, n, kColMajor, kColMajor, kColMajor);
+  Operands r(row), c(col);
+  FillRandom(row, r, /*seed=*/5);
+  // Element (i, j) of a rows x cols matrix: row-major at i*cols + j,
+  // column-major at j*rows + i.
+  auto transpose_into = [](const float* src, float* dst, int64_t rows,
+                           int64_t cols) {
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) dst[j * rows + i] = src[i * cols + j];
+  };
+  transpose_into(F32(r, 0), F32(c, 0), m, k);
+  transpose_into(F32(r, 1), F32(c, 1), k, n);
+  RunInPlace(row, r);
+  RunInPlace(col, c);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      // Same products summed in the same order: bit-identical.
+      EXPECT_EQ(F32(c, 2)[j * m + i], F32(r, 2)[i * n + j]) << i << "," << j;
+      EXPECT_EQ(Offset(col.Operand(2), i, j), j * m + i);
+    }
+  }
+}
+
+TEST(ReferenceTest, MixedLayoutsAgree) {
+  // A column-major, B and C row-major: still A.B.
+  Spec row = Spec::Matmul(3, 5, 4);
+  Spec mixed = Spec::Matmul(3, 5, 4, kColMajor, {}, {});
+  Operands r(row), x(mixed);
+  FillRandom(row, r, /*seed=*/6);
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t kk = 0; kk < 5; ++kk)
+      F32(x, 0)[kk * 3 + i] = F32(r, 0)[i * 5 + kk];
+  std::copy_n(F32(r, 1), 5 * 4, F32(x, 1));
+  RunInPlace(row, r);
+  RunInPlace(mixed, x);
+  for (int e = 0; e < 3 * 4; ++e) EXPECT_EQ(F32(x, 2)[e], F32(r, 2)[e]) << e;
+}
+
+TEST(ReferenceTest, ZeroClearsAndMoveCopies) {
+  Spec z = Spec::Zero(3, 5, {});
+  Operands zo(z);
+  FillRandom(z, zo, /*seed=*/7);
+  RunInPlace(z, zo);
+  for (int e = 0; e < 15; ++e) EXPECT_EQ(F32(zo, 0)[e], 0.0f);
+
+  // Row-major source into a column-major destination: a transpose in memory.
+  Spec mv = Spec::Move(3, 5, {}, kColMajor);
+  Operands mo(mv);
+  FillRandom(mv, mo, /*seed=*/8);
+  RunInPlace(mv, mo);
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 5; ++j)
+      EXPECT_EQ(F32(mo, 1)[j * 3 + i], F32(mo, 0)[i * 5 + j]);
+}
+
+TEST(ReferenceTest, Bf16OutputIsRoundedToNearest) {
+  // 1 + 2^-8 lies halfway between the bf16 neighbours 1 and 1 + 2^-7; ties go
+  // to even.
+  Spec s = Spec::Move(1, 2, {}, {.dtype = DType::kBF16});
+  Operands ops(s);
+  F32(ops, 0)[0] = 1.0f + std::ldexp(1.0f, -8);
+  F32(ops, 0)[1] = 1.0f + 3 * std::ldexp(1.0f, -9);
+  RunInPlace(s, ops);
+  EXPECT_EQ(ReadElement(ops.ptr(1), DType::kBF16, 0), 1.0f);
+  EXPECT_EQ(ReadElement(ops.ptr(1), DType::kBF16, 1),
+            1.0f + std::ldexp(1.0f, -7));
+}
+
+TEST(ReferenceTest, RefusesOperandsOutsideMemory) {
+  Spec s = Spec::Zero(4, 16, {.level = Level::kVRF, .vector_width = 8});
+  Operands ops(s);
+  EXPECT_THAT(
+      RunReference(s, ops.ptrs()),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("cannot run reference for zero 4x16 f32 out=vrf,v8")));
+}
+
+TEST(ReferenceTest, FillRandomIsDeterministicAndInRange) {
+  Spec s = Spec::Matmul(6, 6, 6);
+  Operands x(s), y(s);
+  FillRandom(s, x, /*seed=*/9);
+  FillRandom(s, y, /*seed=*/9);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(x.Snapshot(i), y.Snapshot(i));
+    for (int e = 0; e < 36; ++e) {
+      EXPECT_GE(F32(x, i)[e], -1.0f);
+      EXPECT_LT(F32(x, i)[e], 1.0f);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace amarena

@@ -1,0 +1,209 @@
+// Tests for core/spec.h: operand shapes and roles, FloorPow2, and Canonical() —
+// its rules hold and applying it twice changes nothing.
+#include "core/spec.h"
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "absl/hash/hash.h"
+#include "absl/hash/hash_testing.h"
+#include "gtest/gtest.h"
+
+namespace amarena {
+namespace {
+
+constexpr TensorAux kL1Col{DType::kF32, Level::kL1, Layout::kColMajor, 0};
+constexpr TensorAux kVrf8{DType::kF32, Level::kVRF, Layout::kRowMajor, 8};
+
+// Any Spec at all, canonical or not: junk in unused operand slots, vector
+// widths on memory operands, column-major VRF operands, k != 1 for Zero and
+// Move, budgets that are not powers of two.
+Spec RandomRawSpec(std::mt19937_64& rng) {
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  auto dim = [&] { return pick(0, 2) == 0 ? 1 : pick(1, 300); };
+  Spec s;
+  s.kind = static_cast<Kind>(pick(0, 3));
+  s.b = pick(1, 3);
+  s.m = dim();
+  s.k = dim();
+  s.n = dim();
+  for (TensorAux& a : s.aux) {
+    a.dtype = static_cast<DType>(pick(0, 1));
+    a.level = static_cast<Level>(pick(0, kNumLevels - 1));
+    a.layout = static_cast<Layout>(pick(0, 1));
+    a.vector_width = static_cast<uint8_t>(pick(0, 16));
+  }
+  s.serial = pick(0, 1) == 1;
+  if (pick(0, 1) == 1)
+    s.budget = Budget{static_cast<int32_t>(pick(0, 64)), pick(0, 5000)};
+  return s;
+}
+
+TEST(FloorPow2Test, RoundsDownToAPowerOfTwo) {
+  EXPECT_EQ(FloorPow2(-7), 0);
+  EXPECT_EQ(FloorPow2(0), 0);
+  EXPECT_EQ(FloorPow2(1), 1);
+  EXPECT_EQ(FloorPow2(2), 2);
+  EXPECT_EQ(FloorPow2(3), 2);
+  EXPECT_EQ(FloorPow2(511), 256);
+  EXPECT_EQ(FloorPow2(512), 512);
+  EXPECT_EQ(FloorPow2(513), 512);
+  EXPECT_EQ(FloorPow2(INT64_MAX), int64_t{1} << 62);
+}
+
+TEST(SpecTest, MatmulOperandsHaveMatmulShapes) {
+  Spec s = Spec::Matmul(3, 5, 7);
+  ASSERT_EQ(s.NumOperands(), 3);
+  EXPECT_EQ(s.Operand(0).rows, 3);
+  EXPECT_EQ(s.Operand(0).cols, 5);
+  EXPECT_EQ(s.Operand(1).rows, 5);
+  EXPECT_EQ(s.Operand(1).cols, 7);
+  EXPECT_EQ(s.Operand(2).rows, 3);
+  EXPECT_EQ(s.Operand(2).cols, 7);
+  EXPECT_EQ(s.OutputIndex(), 2);
+  EXPECT_EQ(s.OperandAccess(0), Access::kIn);
+  EXPECT_EQ(s.OperandAccess(1), Access::kIn);
+  EXPECT_EQ(s.OperandAccess(2), Access::kOut);
+  EXPECT_EQ(s.Macs(), 3 * 5 * 7);
+}
+
+TEST(SpecTest, AccumulatingMatmulReadsItsOutput) {
+  Spec s = Spec::Matmul(3, 5, 7, {}, {}, {}, /*accum=*/true);
+  EXPECT_EQ(s.kind, Kind::kMatmulAccum);
+  EXPECT_TRUE(s.IsMatmul());
+  EXPECT_EQ(s.OperandAccess(2), Access::kInOut);
+  EXPECT_EQ(s.Macs(), 3 * 5 * 7);
+}
+
+TEST(SpecTest, BatchCountsInMacs) {
+  Spec s = Spec::Matmul(3, 5, 7);
+  s.b = 4;
+  EXPECT_EQ(s.Macs(), 4 * 3 * 5 * 7);
+}
+
+TEST(SpecTest, ZeroAndMoveOperands) {
+  Spec z = Spec::Zero(4, 16, kVrf8);
+  ASSERT_EQ(z.NumOperands(), 1);
+  EXPECT_EQ(z.OutputIndex(), 0);
+  EXPECT_EQ(z.OperandAccess(0), Access::kOut);
+  EXPECT_EQ(z.Operand(0).rows, 4);
+  EXPECT_EQ(z.Operand(0).cols, 16);
+  EXPECT_EQ(z.Operand(0).aux, kVrf8);
+  EXPECT_EQ(z.Macs(), 0);
+
+  Spec m = Spec::Move(4, 16, kL1Col, kVrf8);
+  ASSERT_EQ(m.NumOperands(), 2);
+  EXPECT_EQ(m.OutputIndex(), 1);
+  EXPECT_EQ(m.OperandAccess(0), Access::kIn);
+  EXPECT_EQ(m.OperandAccess(1), Access::kOut);
+  EXPECT_EQ(m.Operand(0).aux, kL1Col);
+  EXPECT_EQ(m.Operand(1).aux, kVrf8);
+  EXPECT_EQ(m.Operand(1).Registers(), 8);  // 4 rows x 2 ymm of 8 lanes
+}
+
+TEST(CanonicalTest, OneByOneOperandIsRowMajor) {
+  Spec s = Spec::Matmul(1, 1, 1, kL1Col, kL1Col, kL1Col);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(s.aux[i].layout, Layout::kRowMajor) << i;
+
+  // Only the 1x1 operand changes: A (1x5) and B (5x1) keep saying how they are
+  // stored.
+  s = Spec::Matmul(1, 5, 1, kL1Col, kL1Col, kL1Col);
+  EXPECT_EQ(s.aux[0].layout, Layout::kColMajor);
+  EXPECT_EQ(s.aux[1].layout, Layout::kColMajor);
+  EXPECT_EQ(s.aux[2].layout, Layout::kRowMajor);
+
+  EXPECT_EQ(Spec::Zero(1, 1, kL1Col).aux[0].layout, Layout::kRowMajor);
+  EXPECT_EQ(Spec::Zero(7, 1, kL1Col).aux[0].layout, Layout::kColMajor);
+}
+
+TEST(CanonicalTest, VrfOperandIsRowMajor) {
+  TensorAux vrf_col = kVrf8;
+  vrf_col.layout = Layout::kColMajor;
+  EXPECT_EQ(Spec::Zero(4, 16, vrf_col).aux[0], kVrf8);
+}
+
+TEST(CanonicalTest, OnlyVrfOperandsHaveAVectorWidth) {
+  TensorAux l1_v8 = kL1Col;
+  l1_v8.vector_width = 8;
+  Spec s = Spec::Move(4, 16, l1_v8, kVrf8);
+  EXPECT_EQ(s.aux[0].vector_width, 0);
+  EXPECT_EQ(s.aux[1].vector_width, 8);
+
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 1000; ++trial) {
+    Spec c = Canonical(RandomRawSpec(rng));
+    for (int i = 0; i < c.NumOperands(); ++i) {
+      if (c.aux[i].level != Level::kVRF) {
+        EXPECT_EQ(c.aux[i].vector_width, 0);
+      }
+    }
+  }
+}
+
+TEST(CanonicalTest, ClearsWhatTheKindDoesNotUse) {
+  Spec s;
+  s.kind = Kind::kZero;
+  s.m = 4;
+  s.k = 9;
+  s.n = 16;
+  s.aux = {kVrf8, kL1Col, kVrf8};
+  Spec c = Canonical(s);
+  EXPECT_EQ(c.k, 1);
+  EXPECT_EQ(c.aux[0], kVrf8);
+  EXPECT_EQ(c.aux[1], TensorAux{});
+  EXPECT_EQ(c.aux[2], TensorAux{});
+  EXPECT_EQ(c, Spec::Zero(4, 16, kVrf8));
+}
+
+TEST(CanonicalTest, L1BudgetIsAPowerOfTwo) {
+  Spec s = Spec::Matmul(8, 8, 8);
+  s.budget = Budget{5, 700};
+  EXPECT_EQ(Canonical(s).budget, (Budget{5, 512}));
+}
+
+TEST(CanonicalTest, IsIdempotent) {
+  std::mt19937_64 rng(20240521);
+  for (int trial = 0; trial < 5000; ++trial) {
+    Spec once = Canonical(RandomRawSpec(rng));
+    ASSERT_EQ(Canonical(once), once) << "trial " << trial;
+  }
+}
+
+TEST(CanonicalTest, EqualProblemsHashEqual) {
+  Spec a = Spec::Matmul(1, 1, 1, kL1Col, kL1Col, kL1Col);
+  Spec b = Spec::Matmul(1, 1, 1, {.level = Level::kL1}, {.level = Level::kL1},
+                        {.level = Level::kL1});
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(absl::Hash<Spec>{}(a), absl::Hash<Spec>{}(b));
+}
+
+TEST(SpecTest, HashIsConsistentWithEquality) {
+  std::vector<Spec> specs = {
+      Spec::Matmul(4, 4, 4),
+      Spec::Matmul(4, 4, 4, {}, {}, {}, /*accum=*/true),
+      Spec::Matmul(4, 4, 5),
+      Spec::Matmul(4, 4, 4, kL1Col),
+      Spec::Zero(4, 4, kVrf8),
+      Spec::Zero(4, 4, kL1Col),
+      Spec::Move(4, 4, kL1Col, kVrf8),
+  };
+  Spec serial = specs[0];
+  serial.serial = true;
+  specs.push_back(serial);
+  Spec budgeted = specs[0];
+  budgeted.budget = Budget{16, 512};
+  specs.push_back(budgeted);
+  budgeted.budget = Budget{16, 256};
+  specs.push_back(budgeted);
+  Spec batched = specs[0];
+  batched.b = 2;
+  specs.push_back(batched);
+  EXPECT_TRUE(absl::VerifyTypeImplementsAbslHashCorrectly(specs));
+}
+
+}  // namespace
+}  // namespace amarena

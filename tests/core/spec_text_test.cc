@@ -1,0 +1,325 @@
+// Tests for core/spec_text.h: the one notation round-trips, and every bad text
+// is refused with a one-line InvalidArgument that names what is wrong.
+#include "core/spec_text.h"
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/matchers.h"
+
+namespace amarena {
+namespace {
+
+using ::amarena::testing::IsOk;
+using ::amarena::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+// A valid Spec in canonical form, drawn so that the corner cases of the
+// notation come up often: dims of 1 (1x1 operands lose their layout), batches,
+// mixed dtypes, every level and layout, every vector width, serial and budgets.
+Spec RandomValidSpec(std::mt19937_64& rng) {
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  auto dim = [&] { return pick(0, 3) == 0 ? 1 : pick(1, 300); };
+  static constexpr uint8_t kWidths[] = {1, 4, 8, 16};
+
+  Spec s;
+  s.kind = static_cast<Kind>(pick(0, 3));
+  s.m = dim();
+  s.n = dim();
+  if (s.IsMatmul()) {
+    s.k = dim();
+    if (pick(0, 3) == 0) s.b = pick(2, 8);
+  }
+  for (int i = 0; i < s.NumOperands(); ++i) {
+    TensorAux& a = s.aux[i];
+    a.dtype = static_cast<DType>(pick(0, 1));
+    a.level = static_cast<Level>(pick(0, kNumLevels - 1));
+    a.layout = static_cast<Layout>(pick(0, 1));
+    if (a.level == Level::kVRF) a.vector_width = kWidths[pick(0, 3)];
+  }
+  s.serial = pick(0, 1) == 1;
+  if (pick(0, 1) == 1) {
+    s.budget =
+        Budget{static_cast<int32_t>(pick(0, 64)), pick(0, int64_t{1} << 20)};
+  }
+  return Canonical(s);
+}
+
+// Canonical texts: each prints back exactly as written.
+const char* const kCanonicalTexts[] = {
+    "matmul 256x256x256 f32",
+    "matmul 1x2048x16384 bf16*bf16->f32 b=col",
+    "matmul 4x1x16 f32 accum a=l1 b=l1 c=vrf,v8 serial budget=vrf:3,l1:512",
+    "zero 4x16 f32 out=vrf,v8",
+    "move 4x16 f32 src=l1 dst=vrf,v8",
+    "matmul 2x3x4x5 f32",
+    "matmul 1x1x1 f32",
+    "matmul 1x1x1 bf16 accum a=l1 b=l1 c=l1",
+    "matmul 7x1x1 f32 a=col c=col",
+    "matmul 6x256x16 f32*bf16->bf16 a=l1,col b=l1 c=vrf,v1 budget=vrf:0,l1:0",
+    "matmul 8x3x5x7 bf16 a=col b=col c=col serial",
+    "zero 8x8 bf16 out=l1,col",
+    "zero 1x1 f32 out=vrf,v1",
+    "move 16x4 bf16->f32 src=l1,col dst=vrf,v16",
+    "move 3x5 f32 src=vrf,v4 dst=l1,col serial budget=vrf:64,l1:1",
+};
+
+TEST(SpecTextTest, CanonicalTextsPrintBackUnchanged) {
+  for (const char* text : kCanonicalTexts) {
+    absl::StatusOr<Spec> s = ParseSpec(text);
+    ASSERT_THAT(s, IsOk()) << text;
+    EXPECT_EQ(PrintSpec(*s), text);
+    EXPECT_EQ(*s, Canonical(*s)) << text;
+  }
+}
+
+TEST(SpecTextTest, ParsesTheDocumentedExamples) {
+  absl::StatusOr<Spec> s = ParseSpec(
+      "matmul 4x1x16 f32 accum a=l1 b=l1 c=vrf,v8 serial budget=vrf:3,l1:512");
+  ASSERT_THAT(s, IsOk());
+  EXPECT_EQ(s->kind, Kind::kMatmulAccum);
+  EXPECT_EQ(s->b, 1);
+  EXPECT_EQ(s->m, 4);
+  EXPECT_EQ(s->k, 1);
+  EXPECT_EQ(s->n, 16);
+  EXPECT_EQ(s->aux[0],
+            (TensorAux{DType::kF32, Level::kL1, Layout::kRowMajor, 0}));
+  EXPECT_EQ(s->aux[1],
+            (TensorAux{DType::kF32, Level::kL1, Layout::kRowMajor, 0}));
+  EXPECT_EQ(s->aux[2],
+            (TensorAux{DType::kF32, Level::kVRF, Layout::kRowMajor, 8}));
+  EXPECT_TRUE(s->serial);
+  EXPECT_EQ(s->budget, (Budget{3, 512}));
+
+  s = ParseSpec("matmul 1x2048x16384 bf16*bf16->f32 b=col");
+  ASSERT_THAT(s, IsOk());
+  EXPECT_EQ(*s,
+            Spec::Matmul(1, 2048, 16384, {.dtype = DType::kBF16},
+                         {.dtype = DType::kBF16, .layout = Layout::kColMajor},
+                         {.dtype = DType::kF32}));
+  EXPECT_FALSE(s->serial);
+  EXPECT_FALSE(s->budget.has_value());
+
+  s = ParseSpec("matmul 2x3x4x5 f32");
+  ASSERT_THAT(s, IsOk());
+  EXPECT_EQ(s->b, 2);
+  EXPECT_EQ(s->m, 3);
+  EXPECT_EQ(s->k, 4);
+  EXPECT_EQ(s->n, 5);
+
+  s = ParseSpec("move 4x16 f32 src=l1 dst=vrf,v8");
+  ASSERT_THAT(s, IsOk());
+  EXPECT_EQ(*s, Spec::Move(4, 16, {.level = Level::kL1},
+                           {.level = Level::kVRF, .vector_width = 8}));
+}
+
+// Texts that parse but are not canonical, and what they print as.
+TEST(SpecTextTest, NonCanonicalTextsPrintCanonically) {
+  const std::pair<const char*, const char*> kCases[] = {
+      {"  matmul\t256x256x256   f32 ", "matmul 256x256x256 f32"},
+      {"matmul 1x256x256x256 f32", "matmul 256x256x256 f32"},
+      {"matmul 4x4x4 f32*f32->f32", "matmul 4x4x4 f32"},
+      {"move 4x4 bf16->bf16", "move 4x4 bf16"},
+      {"matmul 1x1x1 f32 a=col b=l1,col", "matmul 1x1x1 f32 b=l1"},
+      {"matmul 4x4x4 f32 serial accum", "matmul 4x4x4 f32 accum serial"},
+      {"matmul 4x4x4 f32 c=v8,vrf", "matmul 4x4x4 f32 c=vrf,v8"},
+      {"matmul 4x4x4 f32 c=col,vrf,v8", "matmul 4x4x4 f32 c=vrf,v8"},
+      {"matmul 4x4x4 f32 a=gl,row", "matmul 4x4x4 f32"},
+      {"matmul 4x4x4 f32 a=l1 a=col", "matmul 4x4x4 f32 a=l1,col"},
+      {"zero 4x4 f32 out=vrf,v08", "zero 4x4 f32 out=vrf,v8"},
+      {"matmul 4x4x4 f32 budget=l1:512,vrf:3",
+       "matmul 4x4x4 f32 budget=vrf:3,l1:512"},
+      {"matmul 4x4x4 f32 budget=vrf:3,l1:500",
+       "matmul 4x4x4 f32 budget=vrf:3,l1:256"},
+  };
+  for (const auto& [text, canonical] : kCases) {
+    absl::StatusOr<Spec> s = ParseSpec(text);
+    ASSERT_THAT(s, IsOk()) << text;
+    EXPECT_EQ(PrintSpec(*s), canonical) << text;
+  }
+}
+
+TEST(SpecTextTest, FactorySpecsRoundTrip) {
+  const TensorAux vrf8{DType::kF32, Level::kVRF, Layout::kRowMajor, 8};
+  const TensorAux l1_col{DType::kBF16, Level::kL1, Layout::kColMajor, 0};
+  const Spec kSpecs[] = {
+      Spec::Matmul(256, 256, 256),
+      Spec::Matmul(6, 1, 16, {.level = Level::kL1}, {.level = Level::kL1}, vrf8,
+                   true),
+      Spec::Matmul(1, 1, 1, l1_col, l1_col, l1_col),
+      Spec::Zero(4, 16, vrf8),
+      Spec::Zero(300, 1, l1_col),
+      Spec::Move(4, 16, l1_col, vrf8),
+  };
+  for (const Spec& s : kSpecs) {
+    std::string text = PrintSpec(s);
+    absl::StatusOr<Spec> parsed = ParseSpec(text);
+    ASSERT_THAT(parsed, IsOk()) << text;
+    EXPECT_EQ(*parsed, s) << text;
+  }
+}
+
+TEST(SpecTextTest, RandomSpecsRoundTrip) {
+  std::mt19937_64 rng(20240521);
+  for (int trial = 0; trial < 5000; ++trial) {
+    Spec s = RandomValidSpec(rng);
+    std::string text = PrintSpec(s);
+    absl::StatusOr<Spec> parsed = ParseSpec(text);
+    ASSERT_THAT(parsed, IsOk()) << "trial " << trial << ": " << text;
+    ASSERT_EQ(*parsed, s) << "trial " << trial << ": " << text;
+    ASSERT_EQ(PrintSpec(*parsed), text) << "trial " << trial;
+  }
+}
+
+// Checks the error shape: InvalidArgument, one line, quoting the text, then
+// `what`.
+void ExpectParseError(absl::string_view text,
+                      const std::vector<std::string>& what) {
+  absl::StatusOr<Spec> s = ParseSpec(text);
+  ASSERT_THAT(
+      s, StatusIs(absl::StatusCode::kInvalidArgument,
+                  StartsWith(absl::StrCat("cannot parse spec '",
+                                          absl::StrReplaceAll(text, {{"\t", "\\t"},
+                                                                     {"\n", "\\n"}}),
+                                          "': "))))
+      << "text: " << text;
+  std::string message(s.status().message());
+  EXPECT_THAT(message, Not(HasSubstr("\n"))) << text;
+  for (const std::string& w : what) EXPECT_THAT(message, HasSubstr(w)) << text;
+}
+
+TEST(SpecTextTest, RejectsZeroDimension) {
+  ExpectParseError("matmul 0x5x5 f32", {"dimension M is 0", "at least 1"});
+  ExpectParseError("matmul 5x5x0 f32", {"dimension N is 0"});
+  ExpectParseError("matmul 0x5x5x5 f32", {"dimension batch is 0"});
+  ExpectParseError("matmul -5x5x5 f32", {"dimension M is -5"});
+}
+
+TEST(SpecTextTest, RejectsWrongNumberOfDimensions) {
+  ExpectParseError("matmul 5x5 f32", {"'5x5' has 2 dimensions", "must have 3"});
+  ExpectParseError("matmul 2x2x2x2x2 f32", {"has 5 dimensions"});
+  ExpectParseError("zero 4x4x4 f32", {"has 3 dimensions", "must have 2"});
+  ExpectParseError("move 4 f32", {"has 1 dimensions", "must have 2"});
+}
+
+TEST(SpecTextTest, RejectsNonNumericDimension) {
+  ExpectParseError("matmul 4xax4 f32",
+                   {"dimension K is 'a'", "positive integer"});
+  ExpectParseError("matmul 4x4x4x f32", {"dimension N is ''"});
+  ExpectParseError("matmul 4x+4x4 f32", {"dimension K is '+4'"});
+}
+
+TEST(SpecTextTest, RejectsUnknownOperation) {
+  ExpectParseError("conv 3x3 f32", {"operation 'conv' is unknown", "matmul"});
+  ExpectParseError("MATMUL 3x3x3 f32", {"operation 'MATMUL' is unknown"});
+}
+
+TEST(SpecTextTest, RejectsUnknownDType) {
+  ExpectParseError("matmul 5x5x5 f64",
+                   {"dtype 'f64' is unknown", "f32 or bf16"});
+  ExpectParseError("matmul 5x5x5 f32*f16->f32", {"dtype 'f16' is unknown"});
+  ExpectParseError("matmul 5x5x5 f32*f32->", {"dtype '' is unknown"});
+  ExpectParseError("matmul 5x5x5 f32->f32", {"has 1 inputs", "must have 2"});
+  ExpectParseError("move 5x5 f32*f32->f32", {"has 2 inputs", "must have 1"});
+}
+
+TEST(SpecTextTest, RejectsDimensionBeyondInt64) {
+  ExpectParseError(
+      "matmul 99999999999999999999x1x1 f32",
+      {"dimension M is 99999999999999999999", "at most 2147483647"});
+}
+
+TEST(SpecTextTest, RejectsDimensionBeyondInt32) {
+  ExpectParseError("matmul 1x3000000000x1 f32",
+                   {"dimension K is 3000000000", "at most 2147483647"});
+}
+
+TEST(SpecTextTest, RejectsOperandTooLarge) {
+  // A is 2e9 x 2e9 f32: 1.6e19 bytes, beyond int64 as well as the JIT's 2^31
+  // - 1.
+  ExpectParseError("matmul 2000000000x2000000000x1 f32",
+                   {"operand a needs", "bytes", "at most 2147483647"});
+  // B alone: 65536 x 8192 bf16 = 2^30 bytes fits; x 2 batches = 2^31 does not.
+  EXPECT_THAT(ParseSpec("matmul 1x65536x8192 bf16"), IsOk());
+  ExpectParseError("matmul 2x1x65536x8192 bf16", {"operand b needs"});
+  ExpectParseError("zero 65536x8192 f32", {"operand out needs"});
+}
+
+TEST(SpecTextTest, RejectsEmptyText) {
+  ExpectParseError("", {"text is empty"});
+  ExpectParseError(" \t ", {"text is empty"});
+}
+
+TEST(SpecTextTest, RejectsMissingWords) {
+  ExpectParseError("matmul 4x4x4", {"has 2 words", "at least 3"});
+  ExpectParseError("zero", {"has 1 words"});
+}
+
+TEST(SpecTextTest, RejectsUnknownOption) {
+  ExpectParseError("matmul 4x4x4 f32 fast", {"option 'fast' is unknown"});
+  ExpectParseError("zero 4x4 f32 accum", {"accum", "only valid for matmul"});
+}
+
+TEST(SpecTextTest, RejectsBadOperand) {
+  ExpectParseError("matmul 4x4x4 f32 out=l1",
+                   {"operand 'out' is unknown", "a, b, c"});
+  ExpectParseError("zero 4x4 f32 a=l1", {"operand 'a' is unknown", "out"});
+  ExpectParseError("move 4x4 f32 c=l1", {"operand 'c' is unknown", "src, dst"});
+  ExpectParseError("matmul 4x4x4 f32 a=dram", {"property 'dram' of operand a"});
+  ExpectParseError("matmul 4x4x4 f32 a=", {"property '' of operand a"});
+  ExpectParseError("matmul 4x4x4 f32 a=l1,,col", {"property '' of operand a"});
+}
+
+TEST(SpecTextTest, RejectsVrfWithoutVectorWidth) {
+  ExpectParseError("matmul 4x4x4 f32 c=vrf",
+                   {"operand c", "vector width", "vrf"});
+  ExpectParseError("zero 4x4 f32 out=l1,v8", {"operand out", "vector width"});
+  ExpectParseError("matmul 4x4x4 f32 c=vrf,v3",
+                   {"vector width is 3", "1, 4, 8 or 16"});
+  ExpectParseError("matmul 4x4x4 f32 c=vrf,v32", {"vector width is 32"});
+  ExpectParseError("matmul 4x4x4 f32 c=vrf,vx", {"vector width is 'x'"});
+}
+
+TEST(SpecTextTest, RejectsBadBudget) {
+  ExpectParseError("matmul 4x4x4 f32 budget=vrf:3",
+                   {"incomplete", "vrf:R,l1:LINES"});
+  ExpectParseError("matmul 4x4x4 f32 budget=vrf:65,l1:512",
+                   {"budget vrf is 65", "must be at most 64"});
+  ExpectParseError("matmul 4x4x4 f32 budget=vrf:3,gpu:1", {"'gpu:1'"});
+  ExpectParseError("matmul 4x4x4 f32 budget=vrf:-1,l1:512",
+                   {"budget vrf", "negative"});
+  ExpectParseError("matmul 4x4x4 f32 budget=vrf:3,l1:x", {"budget l1 is 'x'"});
+  ExpectParseError("matmul 4x4x4 f32 budget=vrf,l1:4", {"budget vrf is ''"});
+}
+
+// An error message is one line even when the text itself spans several (the
+// tokenizer accepts newlines as separators).
+//
+TEST(SpecTextTest, ErrorIsOneLineForMultiLineText) {
+  absl::StatusOr<Spec> s = ParseSpec("matmul 0x5x5\nf32");
+  ASSERT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument,
+                          AllOf(StartsWith("cannot parse spec '"),
+                                HasSubstr("dimension M is 0"))));
+  EXPECT_THAT(std::string(s.status().message()), Not(HasSubstr("\n")));
+}
+
+// The grammar gives zero a single dtype T; the T->T form is for matmul and
+// move.
+TEST(SpecTextTest, RejectsArrowDTypesForZero) {
+  ExpectParseError("zero 4x4 f32->bf16", {"dtypes 'f32->bf16'"});
+}
+
+}  // namespace
+}  // namespace amarena

@@ -1,0 +1,62 @@
+// Whole programs: search + JIT + run, against the scalar reference.
+#include "core/spec_text.h"
+#include "gtest/gtest.h"
+#include "runtime/host.h"
+#include "tests/testing/check_kernel.h"
+#include "tests/testing/random_specs.h"
+
+namespace amarena {
+namespace {
+
+using testing::KernelMatchesReference;
+
+Runtime& Rt() {
+  static Runtime* rt = new Runtime(HostTarget());
+  return *rt;
+}
+
+TEST(CompileTest, OddAndEdgeShapes) {
+  const int64_t dims[] = {1, 2, 7, 8, 9, 13, 16, 17, 31, 100};
+  for (int64_t m : dims)
+    for (int64_t k : {1, 7, 13, 64, 100})
+      for (int64_t n : dims) EXPECT_TRUE(KernelMatchesReference(Rt(), Spec::Matmul(m, k, n)));
+}
+
+TEST(CompileTest, IssueShapes) {
+  for (const char* text :
+       {"matmul 1x1x1 f32", "matmul 7x13x5 f32", "matmul 64x64x64 f32",
+        "matmul 100x100x100 f32", "matmul 256x256x256 f32", "matmul 513x257x129 f32",
+        "matmul 1x2048x16384 f32"}) {
+    absl::StatusOr<Spec> s = ParseSpec(text);
+    ASSERT_TRUE(s.ok()) << s.status();
+    EXPECT_TRUE(KernelMatchesReference(Rt(), *s));
+  }
+}
+
+TEST(CompileTest, LayoutsAndAccumulation) {
+  TensorAux row, col;
+  col.layout = Layout::kColMajor;
+  for (bool accum : {false, true})
+    for (const TensorAux& a : {row, col})
+      for (const TensorAux& b : {row, col})
+        for (const TensorAux& c : {row, col})
+          EXPECT_TRUE(KernelMatchesReference(Rt(), Spec::Matmul(37, 19, 41, a, b, c, accum)));
+}
+
+TEST(CompileTest, ZeroSpecs) {
+  for (const char* text : {"zero 13x29 f32", "zero 64x64 f32 out=col", "zero 1x1 f32"}) {
+    absl::StatusOr<Spec> s = ParseSpec(text);
+    ASSERT_TRUE(s.ok()) << s.status();
+    EXPECT_TRUE(KernelMatchesReference(Rt(), *s)) << text;
+  }
+}
+
+// 200 random shapes, dims 1..300, fixed seed.
+TEST(CompileTest, RandomShapes) {
+  int i = 0;
+  for (const Spec& s : testing::RandomMatmuls(200, 300, /*seed=*/2024))
+    EXPECT_TRUE(KernelMatchesReference(Rt(), s, /*seed=*/++i));
+}
+
+}  // namespace
+}  // namespace amarena

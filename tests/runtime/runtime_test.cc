@@ -1,0 +1,72 @@
+#include "runtime/runtime.h"
+
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/host.h"
+
+namespace amarena {
+namespace {
+
+TEST(RuntimeTest, EightThreadsGetOneKernelGeneratedOnce) {
+  Runtime rt(HostTarget());
+  std::vector<KernelPtr> got(8);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&, i] {
+      absl::StatusOr<KernelPtr> k = rt.Get("matmul 96x200x72 f32");
+      ASSERT_TRUE(k.ok()) << k.status();
+      got[i] = *k;
+    });
+  for (auto& t : threads) t.join();
+  for (const KernelPtr& k : got) EXPECT_EQ(k.get(), got[0].get());
+  EXPECT_EQ(rt.generated(), 1);
+  // A later request is a hit too.
+  EXPECT_EQ(rt.Get("matmul 96x200x72 f32")->get(), got[0].get());
+  EXPECT_EQ(rt.generated(), 1);
+}
+
+TEST(RuntimeTest, EquivalentTextsShareAKernel) {
+  Runtime rt(HostTarget());
+  auto a = rt.Get("matmul 8x8x8 f32");
+  auto b = rt.Get("  matmul  8x8x8   f32*f32->f32 a=row ");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->get(), b->get());
+  EXPECT_EQ(rt.generated(), 1);
+}
+
+TEST(RuntimeTest, BadSpecIsInvalidArgument) {
+  Runtime rt(HostTarget());
+  auto k = rt.Get("matmul 0x5x5 f32");
+  EXPECT_EQ(k.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(k.status().message().find("dimension M is 0"), absl::string_view::npos);
+}
+
+TEST(RuntimeTest, UnsupportedFeaturesAreUnimplemented) {
+  Runtime rt(HostTarget());
+  EXPECT_EQ(rt.Get("matmul 4x4x4 bf16*bf16->f32").status().code(),
+            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(rt.Get("matmul 2x4x4x4 f32").status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(rt.Get("move 4x4 f32").status().code(), absl::StatusCode::kUnimplemented);
+}
+
+TEST(RuntimeTest, InternalLevelsAreRejected) {
+  Runtime rt(HostTarget());
+  EXPECT_EQ(rt.Get("matmul 4x4x4 f32 c=l1").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(RuntimeTest, CpuWithoutAvx2OrFmaIsFailedPrecondition) {
+  CpuFeatures old_cpu;  // nothing detected
+  old_cpu.brand = "test CPU";
+  absl::StatusOr<Target> t = TargetFor(old_cpu);
+  ASSERT_EQ(t.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(t.status().message().find("must include avx2 and fma"), absl::string_view::npos);
+  Runtime rt(t);
+  EXPECT_EQ(rt.Get("matmul 4x4x4 f32").status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace amarena

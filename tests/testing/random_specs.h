@@ -1,0 +1,34 @@
+// Random user-level Specs for tests: a fixed seed gives the same list everywhere.
+//
+//   for (const Spec& s : RandomMatmuls(/*count=*/200, /*max_dim=*/300, /*seed=*/7)) ...
+#ifndef AMARENA_TESTS_TESTING_RANDOM_SPECS_H_
+#define AMARENA_TESTS_TESTING_RANDOM_SPECS_H_
+
+#include <random>
+#include <vector>
+
+#include "core/spec.h"
+
+namespace amarena::testing {
+
+// f32 matmuls with dims uniform in 1..max_dim, random operand layouts, and every fourth
+// one accumulating.
+inline std::vector<Spec> RandomMatmuls(int count, int max_dim, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> dim(1, max_dim);
+  std::bernoulli_distribution col(0.25);
+  std::vector<Spec> out;
+  for (int i = 0; i < count; ++i) {
+    TensorAux a, b, c;
+    a.layout = col(rng) ? Layout::kColMajor : Layout::kRowMajor;
+    b.layout = col(rng) ? Layout::kColMajor : Layout::kRowMajor;
+    c.layout = col(rng) ? Layout::kColMajor : Layout::kRowMajor;
+    int64_t m = dim(rng), k = dim(rng), n = dim(rng);
+    out.push_back(Spec::Matmul(m, k, n, a, b, c, /*accum=*/i % 4 == 3));
+  }
+  return out;
+}
+
+}  // namespace amarena::testing
+
+#endif  // AMARENA_TESTS_TESTING_RANDOM_SPECS_H_

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Bad Spec text given to `amarena run` exits with status 2 and one line on stderr that
+# names the problem; nothing crashes.
+set -u
+amarena="$1"
+fail=0
+check() {  # check SPEC EXPECTED_SUBSTRING
+  err=$("$amarena" run "$1" 2>&1 >/dev/null)
+  status=$?
+  lines=$(printf '%s\n' "$err" | wc -l)
+  if [ "$status" -ne 2 ] || [ "$lines" -ne 1 ] || ! grep -qF -- "$2" <<<"$err"; then
+    echo "FAIL: '$1' -> status $status, $lines lines: $err (wanted '$2')"
+    fail=1
+  else
+    echo "ok:   '$1' -> $err"
+  fi
+}
+check "matmul 0x5x5 f32" "dimension M is 0, must be at least 1"
+check "matmul 5x5 f32" "has 2 dimensions, must have 3"
+check "conv 3x3 f32" "operation 'conv' is unknown"
+check "matmul 5x5x5 f64" "dtype 'f64' is unknown"
+check "matmul 2000000000x2000000000x1 f32" "bytes, must need at most"
+check "matmul 99999999999999999999x1x1 f32" "dimension M is 99999999999999999999"
+check "" "text is empty"
+check "matmul 4x4x4 bf16*bf16->f32" "bf16 is not implemented yet"
+check "matmul 4x4x4 f32 frobnicate" "option 'frobnicate' is unknown"
+exit $fail
