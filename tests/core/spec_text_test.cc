@@ -299,7 +299,7 @@ TEST(SpecTextTest, RejectsBadBudget) {
                    {"budget vrf is 65", "must be at most 64"});
   ExpectParseError("matmul 4x4x4 f32 budget=vrf:3,gpu:1", {"'gpu:1'"});
   ExpectParseError("matmul 4x4x4 f32 budget=vrf:-1,l1:512",
-                   {"budget vrf", "negative"});
+                   {"budget vrf is -1", "must be at least 0"});
   ExpectParseError("matmul 4x4x4 f32 budget=vrf:3,l1:x", {"budget l1 is 'x'"});
   ExpectParseError("matmul 4x4x4 f32 budget=vrf,l1:4", {"budget vrf is ''"});
 }
