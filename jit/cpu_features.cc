@@ -2,7 +2,10 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 
 #include "absl/strings/str_join.h"
 #include "xbyak/xbyak_util.h"
@@ -23,8 +26,27 @@ std::string CpuFeatures::FeatureList() const {
 
 namespace {
 
-int64_t CacheBytes(int name, int64_t fallback) {
-  long v = sysconf(name);
+// Linux describes each cache of cpu0 in sysfs; sysconf's answer for L3 is unreliable
+// under some hypervisors (it reported 384 MiB for a 32 MiB L3 here), so sysfs comes first.
+int64_t SysfsCacheBytes(int level) {
+  for (int index = 0; index < 8; ++index) {
+    std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    std::ifstream lv(dir + "/level"), ty(dir + "/type"), sz(dir + "/size");
+    int l = 0;
+    std::string type, size;
+    if (!(lv >> l) || !(ty >> type) || !(sz >> size)) continue;
+    if (l != level || type == "Instruction") continue;
+    int64_t v = std::strtoll(size.c_str(), nullptr, 10);
+    if (!size.empty() && size.back() == 'K') v *= 1024;
+    if (!size.empty() && size.back() == 'M') v *= 1024 * 1024;
+    if (v > 0) return v;
+  }
+  return 0;
+}
+
+int64_t CacheBytes(int level, int sysconf_name, int64_t fallback) {
+  if (int64_t v = SysfsCacheBytes(level); v > 0) return v;
+  long v = sysconf(sysconf_name);
   return v > 0 ? v : fallback;
 }
 
@@ -55,9 +77,9 @@ CpuFeatures DetectCpu() {
     f.avx512vl = cpu.has(C::tAVX512VL);
     f.avx512_bf16 = cpu.has(C::tAVX512_BF16);
     f.avx512_vnni = cpu.has(C::tAVX512_VNNI);
-    f.l1d_bytes = CacheBytes(_SC_LEVEL1_DCACHE_SIZE, 32 * 1024);
-    f.l2_bytes = CacheBytes(_SC_LEVEL2_CACHE_SIZE, 512 * 1024);
-    f.l3_bytes = CacheBytes(_SC_LEVEL3_CACHE_SIZE, 8 * 1024 * 1024);
+    f.l1d_bytes = CacheBytes(1, _SC_LEVEL1_DCACHE_SIZE, 32 * 1024);
+    f.l2_bytes = CacheBytes(2, _SC_LEVEL2_CACHE_SIZE, 512 * 1024);
+    f.l3_bytes = CacheBytes(3, _SC_LEVEL3_CACHE_SIZE, 8 * 1024 * 1024);
     f.brand = Brand();
     return f;
   }();
