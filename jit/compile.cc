@@ -13,7 +13,8 @@ size_t CompiledKernel::code_size() const { return gen_->getSize(); }
 
 absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(const ImplNode& root,
                                                         const Target& target,
-                                                        std::string name) {
+                                                        std::string name,
+                                                        const CompileOptions& options) {
   for (int i = 0; i < root.spec.NumOperands(); ++i)
     if (root.spec.aux[i].level != Level::kGL)
       return absl::InvalidArgumentError(absl::StrCat(
@@ -22,6 +23,7 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(const ImplNode& root,
   std::unique_ptr<CompiledKernel> k(new CompiledKernel);
   try {
     k->gen_ = std::make_unique<jit::Emitter>(target);
+    k->gen_->LimitGprs(options.max_gprs);
     k->gen_->EmitFunction(root);
     k->gen_->readyRE();  // resolve labels, then flip the pages from RW to RX
   } catch (const Xbyak::Error& e) {

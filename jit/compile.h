@@ -24,6 +24,8 @@ namespace jit {
 class Emitter;
 }
 
+struct CompileOptions;
+
 class CompiledKernel {
  public:
   using Fn = void (*)(void* const* operands);
@@ -35,18 +37,25 @@ class CompiledKernel {
   const std::string& name() const { return name_; }
 
  private:
-  friend absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(const ImplNode&,
-                                                                 const Target&,
-                                                                 std::string);
+  friend absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
+      const ImplNode&, const Target&, std::string, const CompileOptions&);
   CompiledKernel() = default;
   std::unique_ptr<jit::Emitter> gen_;
   Fn fn_ = nullptr;
   std::string name_;
 };
 
+struct CompileOptions {
+  // General-purpose registers the emitter may use for operand bases and loop counters
+  // (14 = all but rsp). Loop counters that find none free live on the stack; tests
+  // lower this to exercise that path.
+  size_t max_gprs = 14;
+};
+
 absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(const ImplNode& root,
                                                         const Target& target,
-                                                        std::string name);
+                                                        std::string name,
+                                                        const CompileOptions& options = {});
 
 // A symbol-safe kernel name derived from the Spec text: "amarena_matmul_64x64x64_f32".
 std::string KernelName(const Spec& s);

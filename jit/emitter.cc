@@ -46,6 +46,10 @@ Emitter::Emitter(const Target& target)
     free_gprs_.push_back(kGprOrder[i]);
 }
 
+void Emitter::LimitGprs(size_t n) {
+  if (free_gprs_.size() > n) free_gprs_.erase(free_gprs_.begin(), free_gprs_.end() - n);
+}
+
 int Emitter::AllocVreg() {
   AMARENA_CHECK(!free_vregs_.empty());
   int r = free_vregs_.back();
@@ -150,16 +154,28 @@ void Emitter::LowerLoop(const ImplNode& node, std::span<const View> views) {
       AMARENA_CHECK(!(step[i] && step[j] && views[i].base == views[j].base));
   }
   std::vector<View> body = tile_views(0, loop.tile);
-  Reg64 counter = AllocGpr();
-  mov(counter, loop.full_iters);
+  // The counter lives in a free GPR; a nest deep enough to use them all keeps it in a
+  // stack slot instead (rsp-relative slots nest like the loops).
+  const bool in_reg = HasFreeGpr();
+  Reg64 counter = in_reg ? AllocGpr() : Reg64();
+  if (in_reg) {
+    mov(counter, loop.full_iters);
+  } else {
+    push(static_cast<int32_t>(loop.full_iters));
+  }
   Xbyak::Label top;
   L(top);
   Lower(*node.children[0], body);
   for (int i = 0; i < n; ++i)
     if (step[i]) add(views[i].base, static_cast<int32_t>(step[i]));
-  dec(counter);
+  if (in_reg) {
+    dec(counter);
+    FreeGpr(counter);
+  } else {
+    dec(qword[rsp]);
+  }
   jnz(top);
-  FreeGpr(counter);
+  if (!in_reg) add(rsp, 8);
   // Bases now point at the remainder tile.
   if (rem) Lower(*node.children[1], tile_views(0, rem));
   for (int i = 0; i < n; ++i)

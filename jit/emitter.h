@@ -52,6 +52,9 @@ class Emitter : public Xbyak::CodeGenerator {
   int AllocVreg();
   void FreeVreg(int r);
   Xbyak::Reg64 AllocGpr();
+  bool HasFreeGpr() const { return !free_gprs_.empty(); }
+  // Hand out at most `n` GPRs (tests use it to exercise stack-slot loop counters).
+  void LimitGprs(size_t n);
   void FreeGpr(const Xbyak::Reg64& r);
 
   const Target& target() const { return target_; }

@@ -1,5 +1,7 @@
 // Whole programs: search + JIT + run, against the scalar reference.
 #include "core/spec_text.h"
+#include "jit/compile.h"
+#include "search/search.h"
 #include "gtest/gtest.h"
 #include "runtime/host.h"
 #include "tests/testing/check_kernel.h"
@@ -56,6 +58,32 @@ TEST(CompileTest, RandomShapes) {
   int i = 0;
   for (const Spec& s : testing::RandomMatmuls(200, 300, /*seed=*/2024))
     EXPECT_TRUE(KernelMatchesReference(Rt(), s, /*seed=*/++i));
+}
+
+}  // namespace
+}  // namespace amarena
+
+namespace amarena {
+namespace {
+
+// With only the three operand bases in registers, every loop counter lives on the stack.
+TEST(CompileTest, LoopCountersSpillToTheStackWhenGprsRunOut) {
+  Target t = *HostTarget();
+  for (const Spec& user : {Spec::Matmul(100, 37, 70), Spec::Matmul(64, 300, 9)}) {
+    Searcher searcher(t);
+    absl::StatusOr<ImplPtr> impl = searcher.Solve(t.Bind(user));
+    ASSERT_TRUE(impl.ok()) << impl.status();
+    for (size_t gprs : {3, 4, 14}) {
+      auto code = Compile(**impl, t, "spill_test", CompileOptions{.max_gprs = gprs});
+      ASSERT_TRUE(code.ok()) << code.status();
+      Operands ops(user);
+      FillRandom(user, ops, 3);
+      std::vector<uint8_t> before = ops.Snapshot(2);
+      (**code)(ops.ptrs());
+      Verdict v = CheckAgainstReference(user, ops, before);
+      EXPECT_TRUE(v.ok) << PrintSpec(user) << " with " << gprs << " GPRs: " << v.max_rel_err;
+    }
+  }
 }
 
 }  // namespace
