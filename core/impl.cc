@@ -53,7 +53,7 @@ void Print(const ImplNode& node, int depth, absl::string_view role, std::string&
   std::string line = absl::StrCat(std::string(2 * depth, ' '), role, Describe(node));
   if (line.size() < 48) line.resize(48, ' ');
   absl::StrAppend(&out, line, "  ", PrintSpec(node.spec), "  cost=", node.cost.main,
-                  "\n");
+                  " peak=vrf:", node.cost.peak_vrf, ",l1:", node.cost.peak_l1, "\n");
   const Expansion& e = node.how;
   for (size_t i = 0; i < node.children.size(); ++i) {
     absl::string_view child_role;

@@ -17,6 +17,8 @@ int RunCommand(const RunOptions& opt);
 
 int CpuCommand(bool json);
 
+int ExplainCommand(const std::string& spec, bool json);
+
 }  // namespace amarena::tools
 
 #endif  // AMARENA_TOOLS_COMMANDS_H_

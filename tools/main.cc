@@ -1,6 +1,7 @@
 // The amarena command-line tool.
 //
 //   amarena run "matmul 256x256x256 f32" [--reps N] [--json]
+//   amarena explain "matmul 256x256x256 f32" [--json]
 //   amarena cpu [--json]
 #include <cstdio>
 
@@ -20,6 +21,13 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   run_cmd->add_flag("--json", run.json, "print one JSON object as the last line");
 
+  std::string explain_spec;
+  bool explain_json = false;
+  CLI::App* explain_cmd = app.add_subcommand(
+      "explain", "search only: the chosen tree with each node's Spec, cost and peaks");
+  explain_cmd->add_option("spec", explain_spec, "the Spec")->required();
+  explain_cmd->add_flag("--json", explain_json, "print one JSON object as the last line");
+
   bool cpu_json = false;
   CLI::App* cpu_cmd = app.add_subcommand("cpu", "features and measured FMA peak");
   cpu_cmd->add_flag("--json", cpu_json, "print one JSON object as the last line");
@@ -34,5 +42,6 @@ int main(int argc, char** argv) {
   }
   if (*run_cmd) return amarena::tools::RunCommand(run);
   if (*cpu_cmd) return amarena::tools::CpuCommand(cpu_json);
+  if (*explain_cmd) return amarena::tools::ExplainCommand(explain_spec, explain_json);
   return 2;
 }

@@ -1,0 +1,52 @@
+// Cold search time (empty memo table) per Spec, with the size of the table it built.
+//
+//   ./build/bench/search_benchmark
+// Counters: specs = Specs solved, candidates = expansions costed.
+#include "benchmark/benchmark.h"
+#include "core/spec_text.h"
+#include "runtime/host.h"
+#include "search/search.h"
+
+namespace amarena {
+namespace {
+
+void BM_ColdSearch(benchmark::State& state, const char* text) {
+  absl::StatusOr<Target> target = HostTarget();
+  absl::StatusOr<Spec> spec = ParseSpec(text);
+  if (!target.ok() || !spec.ok()) {
+    state.SkipWithError(!target.ok() ? "no AVX2+FMA" : "bad spec");
+    return;
+  }
+  Spec root = target->Bind(*spec);
+  SearchStats last;
+  for (auto _ : state) {
+    Searcher s(*target);
+    absl::StatusOr<ImplPtr> impl = s.Solve(root);
+    if (!impl.ok()) {
+      state.SkipWithError("search failed");
+      return;
+    }
+    benchmark::DoNotOptimize(impl->get());
+    last = s.stats();
+  }
+  state.SetLabel(text);
+  state.counters["specs"] = static_cast<double>(last.specs_solved);
+  state.counters["candidates"] = static_cast<double>(last.candidates_tried);
+}
+
+#define AMARENA_SEARCH_BENCH(name, text) \
+  BENCHMARK_CAPTURE(BM_ColdSearch, name, text)->Unit(benchmark::kMillisecond)
+
+AMARENA_SEARCH_BENCH(m64, "matmul 64x64x64 f32");
+AMARENA_SEARCH_BENCH(m256, "matmul 256x256x256 f32");
+AMARENA_SEARCH_BENCH(m1024, "matmul 1024x1024x1024 f32");
+AMARENA_SEARCH_BENCH(m2048, "matmul 2048x2048x2048 f32");
+AMARENA_SEARCH_BENCH(bert_ffn, "matmul 128x768x3072 f32");
+AMARENA_SEARCH_BENCH(m16x4096, "matmul 16x4096x4096 f32");
+AMARENA_SEARCH_BENCH(gemv, "matmul 1x2048x16384 f32");
+AMARENA_SEARCH_BENCH(odd100, "matmul 100x100x100 f32");
+
+}  // namespace
+}  // namespace amarena
+
+BENCHMARK_MAIN();
