@@ -1,4 +1,5 @@
-// Cold search time (empty memo table) per Spec, with the size of the table it built.
+// Cold search time (empty memo table) per Spec, with the size of the table it
+// built.
 //
 //   ./build/bench/search_benchmark
 // Counters: specs = Specs solved, candidates = expansions costed.

@@ -6,8 +6,8 @@
 
 namespace amarena {
 
-Cost ComposeCost(const Spec& spec, const Expansion& e, std::span<const Cost> children,
-                 const Target& t) {
+Cost ComposeCost(const Spec& spec, const Expansion& e,
+                 std::span<const Cost> children, const Target& t) {
   AMARENA_CHECK(children.size() == e.children.size());
   Cost c;
   for (const Cost& ch : children) {
@@ -17,7 +17,8 @@ Cost ComposeCost(const Spec& spec, const Expansion& e, std::span<const Cost> chi
   }
   switch (e.type) {
     case NodeType::kLoop: {
-      int64_t per_iter = children[0].main + (e.loop.full_iters > 1 ? t.cost.loop_iteration : 0);
+      int64_t per_iter = children[0].main +
+                         (e.loop.full_iters > 1 ? t.cost.loop_iteration : 0);
       c.main = e.loop.full_iters * per_iter;
       if (children.size() == 2) c.main += children[1].main;
       break;

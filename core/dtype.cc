@@ -8,8 +8,8 @@
 namespace amarena {
 namespace internal {
 void CheckFailed(const char* file, int line, const char* cond) {
-  std::fprintf(stderr, "amarena internal error: %s:%d: CHECK(%s) failed\n", file, line,
-               cond);
+  std::fprintf(stderr, "amarena internal error: %s:%d: CHECK(%s) failed\n",
+               file, line, cond);
   std::abort();
 }
 }  // namespace internal
@@ -24,9 +24,12 @@ std::optional<DType> ParseDType(absl::string_view s) {
 
 absl::string_view Name(Level l) {
   switch (l) {
-    case Level::kGL: return "gl";
-    case Level::kL1: return "l1";
-    case Level::kVRF: return "vrf";
+    case Level::kGL:
+      return "gl";
+    case Level::kL1:
+      return "l1";
+    case Level::kVRF:
+      return "vrf";
   }
   return "?";
 }
@@ -38,7 +41,9 @@ std::optional<Level> ParseLevel(absl::string_view s) {
   return std::nullopt;
 }
 
-absl::string_view Name(Layout l) { return l == Layout::kRowMajor ? "row" : "col"; }
+absl::string_view Name(Layout l) {
+  return l == Layout::kRowMajor ? "row" : "col";
+}
 
 std::optional<Layout> ParseLayout(absl::string_view s) {
   if (s == "row") return Layout::kRowMajor;

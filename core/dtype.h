@@ -1,4 +1,5 @@
-// Element types, memory levels and layouts: the small enums every Spec is made of.
+// Element types, memory levels and layouts: the small enums every Spec is made
+// of.
 //
 //   DType::kF32, SizeOf(DType::kBF16) == 2, ParseDType("f32")
 //   Level::kGL (DRAM, "global") < Level::kL1 < Level::kVRF (vector registers)
@@ -8,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+
 #include "absl/strings/string_view.h"
 
 namespace amarena {
@@ -18,9 +20,10 @@ inline int SizeOf(DType t) { return t == DType::kF32 ? 4 : 2; }
 absl::string_view Name(DType t);
 std::optional<DType> ParseDType(absl::string_view s);
 
-// Memory levels from slowest to fastest. A cache level (L1) holds "views" of data that
-// lives in GL: moving there costs traffic but emits no code. VRF is the vector register
-// file, counted in registers; the caches and GL are counted in 64-byte lines.
+// Memory levels from slowest to fastest. A cache level (L1) holds "views" of
+// data that lives in GL: moving there costs traffic but emits no code. VRF is
+// the vector register file, counted in registers; the caches and GL are counted
+// in 64-byte lines.
 enum class Level : uint8_t { kGL, kL1, kVRF };
 inline constexpr int kNumLevels = 3;
 

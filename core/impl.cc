@@ -7,18 +7,24 @@ namespace amarena {
 
 absl::string_view Name(Dim d) {
   switch (d) {
-    case Dim::kM: return "m";
-    case Dim::kK: return "k";
-    case Dim::kN: return "n";
+    case Dim::kM:
+      return "m";
+    case Dim::kK:
+      return "k";
+    case Dim::kN:
+      return "n";
   }
   return "?";
 }
 
 int64_t Extent(const Spec& s, Dim d) {
   switch (d) {
-    case Dim::kM: return s.m;
-    case Dim::kK: return s.k;
-    case Dim::kN: return s.n;
+    case Dim::kM:
+      return s.m;
+    case Dim::kK:
+      return s.k;
+    case Dim::kN:
+      return s.n;
   }
   return 0;
 }
@@ -29,38 +35,45 @@ std::string Describe(const ImplNode& node) {
   const Expansion& e = node.how;
   switch (e.type) {
     case NodeType::kLoop:
-      return absl::StrCat(e.loop.dim == Dim::kK ? "split k" : "tile ", 
+      return absl::StrCat(e.loop.dim == Dim::kK ? "split k" : "tile ",
                           e.loop.dim == Dim::kK ? "" : Name(e.loop.dim), " by ",
                           e.loop.tile, " x", e.loop.full_iters,
                           node.HasRemainder() ? " +remainder" : "",
                           e.loop.parallel ? " parallel" : "");
-    case NodeType::kBlock: return "block";
+    case NodeType::kBlock:
+      return "block";
     case NodeType::kAlloc: {
       TensorSpec t = node.spec.Operand(e.alloc.operand);
       t.aux = e.alloc.to;
       std::string where(Name(e.alloc.to.level));
-      if (e.alloc.to.vector_width) absl::StrAppend(&where, ",v", e.alloc.to.vector_width);
-      return absl::StrCat(e.alloc.view ? "view " : "alloc ", "operand ", e.alloc.operand,
-                          " in ", where, " (", t.BudgetUnits(),
+      if (e.alloc.to.vector_width)
+        absl::StrAppend(&where, ",v", e.alloc.to.vector_width);
+      return absl::StrCat(e.alloc.view ? "view " : "alloc ", "operand ",
+                          e.alloc.operand, " in ", where, " (", t.BudgetUnits(),
                           e.alloc.view ? " lines)" : " regs)");
     }
-    case NodeType::kKernel: return absl::StrCat("kernel ", Info(e.kernel).name);
+    case NodeType::kKernel:
+      return absl::StrCat("kernel ", Info(e.kernel).name);
   }
   return "?";
 }
 
-void Print(const ImplNode& node, int depth, absl::string_view role, std::string& out) {
-  std::string line = absl::StrCat(std::string(2 * depth, ' '), role, Describe(node));
+void Print(const ImplNode& node, int depth, absl::string_view role,
+           std::string& out) {
+  std::string line =
+      absl::StrCat(std::string(2 * depth, ' '), role, Describe(node));
   if (line.size() < 48) line.resize(48, ' ');
-  absl::StrAppend(&out, line, "  ", PrintSpec(node.spec), "  cost=", node.cost.main,
-                  " peak=vrf:", node.cost.peak_vrf, ",l1:", node.cost.peak_l1, "\n");
+  absl::StrAppend(&out, line, "  ", PrintSpec(node.spec),
+                  "  cost=", node.cost.main, " peak=vrf:", node.cost.peak_vrf,
+                  ",l1:", node.cost.peak_l1, "\n");
   const Expansion& e = node.how;
   for (size_t i = 0; i < node.children.size(); ++i) {
     absl::string_view child_role;
     if (e.type == NodeType::kLoop && i == 1) child_role = "rem: ";
     if (e.type == NodeType::kAlloc) {
       if (e.alloc.prologue && i == 0) child_role = "load: ";
-      if (e.alloc.epilogue && i + 1 == node.children.size()) child_role = "store: ";
+      if (e.alloc.epilogue && i + 1 == node.children.size())
+        child_role = "store: ";
     }
     Print(*node.children[i], depth + 1, child_role, out);
   }

@@ -14,16 +14,19 @@ bool AllF32(const Spec& s) {
 // A memory tile whose columns can be read vw at a time by one vector access.
 bool ColumnsVectorisable(const TensorSpec& mem, int vw) {
   if (vw == 1) return true;
-  return mem.cols % vw == 0 && (mem.aux.layout == Layout::kRowMajor || mem.cols == 1);
+  return mem.cols % vw == 0 &&
+         (mem.aux.layout == Layout::kRowMajor || mem.cols == 1);
 }
 
 bool RegisterTileOk(const TensorSpec& r, const Target& t) {
   int vw = r.aux.vector_width;
-  return r.aux.level == Level::kVRF && (vw == 1 || vw == t.f32_lanes) && r.cols % vw == 0;
+  return r.aux.level == Level::kVRF && (vw == 1 || vw == t.f32_lanes) &&
+         r.cols % vw == 0;
 }
 
-// --- kBroadcastFma ---------------------------------------------------------------
-// Registers: C's m*(n/vw) accumulators are the operand; scratch = n/vw B vectors + 1
+// --- kBroadcastFma
+// --------------------------------------------------------------- Registers:
+// C's m*(n/vw) accumulators are the operand; scratch = n/vw B vectors + 1
 // broadcast. With v8 and m=4, n=16: 8 accumulators + 2 + 1 = 11 of 16 ymm.
 bool BroadcastFmaApplies(const Spec& s, const Target& t) {
   if (s.kind != Kind::kMatmulAccum || s.k != 1 || !AllF32(s)) return false;
@@ -41,28 +44,36 @@ int64_t BroadcastFmaCost(const Spec& s, const Target& t) {
   return std::max(fmas * t.cost.fma, loads * t.cost.load);
 }
 
-// --- kScalarFma ------------------------------------------------------------------
-// Scratch: c and a in two xmm. The load-FMA-store chain through memory is latency
-// bound (store forwarding ~5 cycles), hence the high price.
+// --- kScalarFma
+// ------------------------------------------------------------------ Scratch: c
+// and a in two xmm. The load-FMA-store chain through memory is latency bound
+// (store forwarding ~5 cycles), hence the high price.
 bool ScalarFmaApplies(const Spec& s, const Target&) {
-  if (s.kind != Kind::kMatmulAccum || s.m != 1 || s.k != 1 || s.n != 1 || !AllF32(s))
+  if (s.kind != Kind::kMatmulAccum || s.m != 1 || s.k != 1 || s.n != 1 ||
+      !AllF32(s))
     return false;
   for (int i = 0; i < 3; ++i)
     if (s.aux[i].level != Level::kL1) return false;
   return true;
 }
 int ScalarFmaScratch(const Spec&, const Target&) { return 2; }
-int64_t ScalarFmaCost(const Spec&, const Target& t) { return 5 * t.cost.fma * 2; }
+int64_t ScalarFmaCost(const Spec&, const Target& t) {
+  return 5 * t.cost.fma * 2;
+}
 
-// --- kVectorZero -----------------------------------------------------------------
+// --- kVectorZero
+// -----------------------------------------------------------------
 bool VectorZeroApplies(const Spec& s, const Target& t) {
   return s.kind == Kind::kZero && AllF32(s) && RegisterTileOk(s.Operand(0), t);
 }
 int NoScratch(const Spec&, const Target&) { return 0; }
-int64_t VectorZeroCost(const Spec& s, const Target&) { return s.Operand(0).Registers(); }
+int64_t VectorZeroCost(const Spec& s, const Target&) {
+  return s.Operand(0).Registers();
+}
 
-// --- kMemZero --------------------------------------------------------------------
-// Full vectors along the contiguous dimension, then scalar stores for the rest.
+// --- kMemZero
+// -------------------------------------------------------------------- Full
+// vectors along the contiguous dimension, then scalar stores for the rest.
 int64_t MemZeroStores(const TensorSpec& t, int lanes) {
   int64_t inner = t.InnerExtent();
   return t.OuterExtent() * (inner / lanes + inner % lanes);
@@ -70,21 +81,24 @@ int64_t MemZeroStores(const TensorSpec& t, int lanes) {
 bool MemZeroApplies(const Spec& s, const Target& t) {
   if (s.kind != Kind::kZero || !AllF32(s)) return false;
   TensorSpec o = s.Operand(0);
-  return o.aux.level == Level::kL1 && MemZeroStores(o, t.f32_lanes) <= kMaxUnrolledStores;
+  return o.aux.level == Level::kL1 &&
+         MemZeroStores(o, t.f32_lanes) <= kMaxUnrolledStores;
 }
 int MemZeroScratch(const Spec&, const Target&) { return 1; }
 int64_t MemZeroCost(const Spec& s, const Target& t) {
   return MemZeroStores(s.Operand(0), t.f32_lanes) * t.cost.store;
 }
 
-// --- kVectorLoad / kVectorStore --------------------------------------------------
+// --- kVectorLoad / kVectorStore
+// --------------------------------------------------
 bool MoveApplies(const Spec& s, const Target& t, Level from, Level to) {
   if (s.kind != Kind::kMove || !AllF32(s)) return false;
   TensorSpec src = s.Operand(0), dst = s.Operand(1);
   if (src.aux.level != from || dst.aux.level != to) return false;
   const TensorSpec& reg = to == Level::kVRF ? dst : src;
   const TensorSpec& mem = to == Level::kVRF ? src : dst;
-  return RegisterTileOk(reg, t) && ColumnsVectorisable(mem, reg.aux.vector_width);
+  return RegisterTileOk(reg, t) &&
+         ColumnsVectorisable(mem, reg.aux.vector_width);
 }
 bool VectorLoadApplies(const Spec& s, const Target& t) {
   return MoveApplies(s, t, Level::kL1, Level::kVRF);
@@ -100,7 +114,8 @@ int64_t VectorStoreCost(const Spec& s, const Target& t) {
 }
 
 const KernelInfo kInfos[kNumKernels] = {
-    {"broadcast_fma", BroadcastFmaApplies, BroadcastFmaScratch, BroadcastFmaCost},
+    {"broadcast_fma", BroadcastFmaApplies, BroadcastFmaScratch,
+     BroadcastFmaCost},
     {"scalar_fma", ScalarFmaApplies, ScalarFmaScratch, ScalarFmaCost},
     {"vector_zero", VectorZeroApplies, NoScratch, VectorZeroCost},
     {"mem_zero", MemZeroApplies, MemZeroScratch, MemZeroCost},

@@ -1,7 +1,8 @@
-// The microkernel catalogue: for each kernel, when it applies to a Spec, how many
-// scratch vector registers it needs beyond its operands, and what it costs. The search
-// selects from this table; jit/emit_kernels.cc holds the emitter for each entry (one
-// switch over KernelId, so a kernel without an emitter does not compile cleanly).
+// The microkernel catalogue: for each kernel, when it applies to a Spec, how
+// many scratch vector registers it needs beyond its operands, and what it
+// costs. The search selects from this table; jit/emit_kernels.cc holds the
+// emitter for each entry (one switch over KernelId, so a kernel without an
+// emitter does not compile cleanly).
 //
 //   for (KernelId id : AllKernels())
 //     if (Info(id).applies(spec, target)) ...
@@ -10,8 +11,8 @@
 
 #include <array>
 #include <cstdint>
-#include "absl/strings/string_view.h"
 
+#include "absl/strings/string_view.h"
 #include "core/spec.h"
 #include "core/target.h"
 
@@ -19,7 +20,8 @@ namespace amarena {
 
 enum class KernelId : uint8_t {
   // MatmulAccum m x 1 x n with C in vector registers (v8 or v1), A and B in L1:
-  // load B's row into n/vw registers, broadcast each A[i] and FMA into C's row i.
+  // load B's row into n/vw registers, broadcast each A[i] and FMA into C's row
+  // i.
   kBroadcastFma,
   // MatmulAccum 1x1x1 entirely in L1: load c, FMA a*b, store c.
   kScalarFma,
@@ -39,7 +41,8 @@ inline constexpr int64_t kMaxUnrolledStores = 64;
 struct KernelInfo {
   absl::string_view name;
   bool (*applies)(const Spec& s, const Target& t);
-  // Vector registers the kernel needs besides its operands (checked against the budget).
+  // Vector registers the kernel needs besides its operands (checked against the
+  // budget).
   int (*scratch_vregs)(const Spec& s, const Target& t);
   int64_t (*cost)(const Spec& s, const Target& t);
 };

@@ -40,14 +40,15 @@ struct Exact {
   double scale;
 };
 
-Exact ExactElement(const Spec& s, void* const* ops, const void* out_before, int64_t i,
-                   int64_t j) {
+Exact ExactElement(const Spec& s, void* const* ops, const void* out_before,
+                   int64_t i, int64_t j) {
   TensorSpec out = s.Operand(s.OutputIndex());
   double init = 0;
   if (s.kind == Kind::kMatmulAccum)
     init = ReadElement(out_before, out.aux.dtype, Offset(out, i, j));
   switch (s.kind) {
-    case Kind::kZero: return {0, 0};
+    case Kind::kZero:
+      return {0, 0};
     case Kind::kMove: {
       TensorSpec src = s.Operand(0);
       double v = ReadElement(ops[0], src.aux.dtype, Offset(src, i, j));
@@ -58,7 +59,8 @@ Exact ExactElement(const Spec& s, void* const* ops, const void* out_before, int6
       TensorSpec a = s.Operand(0), b = s.Operand(1);
       double sum = init, scale = std::fabs(init);
       for (int64_t kk = 0; kk < s.k; ++kk) {
-        double p = static_cast<double>(ReadElement(ops[0], a.aux.dtype, Offset(a, i, kk))) *
+        double p = static_cast<double>(
+                       ReadElement(ops[0], a.aux.dtype, Offset(a, i, kk))) *
                    ReadElement(ops[1], b.aux.dtype, Offset(b, kk, j));
         sum += p;
         scale += std::fabs(p);
@@ -79,7 +81,8 @@ float ReadElement(const void* base, DType t, int64_t off) {
 void Operands::Free::operator()(void* p) const { std::free(p); }
 
 Operands::Operands(const Spec& s) {
-  AMARENA_CHECK(s.b == 1);  // batch is not implemented; the runtime rejects it first
+  AMARENA_CHECK(s.b ==
+                1);  // batch is not implemented; the runtime rejects it first
   for (int i = 0; i < s.NumOperands(); ++i) {
     TensorSpec t = s.Operand(i);
     size_t bytes = static_cast<size_t>(t.Elements()) * SizeOf(t.aux.dtype);
@@ -114,13 +117,16 @@ Verdict CheckAgainstReference(const Spec& s, const Operands& ops,
   AMARENA_CHECK(output_before.size() ==
                 static_cast<size_t>(out.Elements()) * SizeOf(out.aux.dtype));
   Verdict v;
-  v.tolerance = (static_cast<double>(s.IsMatmul() ? s.k : 1) + 4) * std::ldexp(1.0, -23);
-  if (out.aux.dtype == DType::kBF16) v.tolerance = std::max(v.tolerance, std::ldexp(1.0, -8));
+  v.tolerance =
+      (static_cast<double>(s.IsMatmul() ? s.k : 1) + 4) * std::ldexp(1.0, -23);
+  if (out.aux.dtype == DType::kBF16)
+    v.tolerance = std::max(v.tolerance, std::ldexp(1.0, -8));
   v.ok = true;
   for (int64_t i = 0; i < out.rows; ++i) {
     for (int64_t j = 0; j < out.cols; ++j) {
       Exact e = ExactElement(s, ops.ptrs(), output_before.data(), i, j);
-      double got = ReadElement(ops.ptr(s.OutputIndex()), out.aux.dtype, Offset(out, i, j));
+      double got = ReadElement(ops.ptr(s.OutputIndex()), out.aux.dtype,
+                               Offset(out, i, j));
       double err = std::fabs(got - e.value) / (e.scale + 1e-30);
       if (!(err <= v.tolerance)) v.ok = false;  // also catches NaN
       if (std::isnan(err)) err = INFINITY;
@@ -133,17 +139,19 @@ Verdict CheckAgainstReference(const Spec& s, const Operands& ops,
 absl::Status RunReference(const Spec& s, void* const* operands) {
   for (int i = 0; i < s.NumOperands(); ++i)
     if (s.aux[i].level != Level::kGL)
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cannot run reference for ", PrintSpec(s), ": operand ", i, " is in ",
-          Name(s.aux[i].level), ", must be in gl"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot run reference for ", PrintSpec(s), ": operand ",
+                       i, " is in ", Name(s.aux[i].level), ", must be in gl"));
   int o = s.OutputIndex();
   TensorSpec out = s.Operand(o);
-  std::vector<uint8_t> before(static_cast<size_t>(out.Elements()) * SizeOf(out.aux.dtype));
+  std::vector<uint8_t> before(static_cast<size_t>(out.Elements()) *
+                              SizeOf(out.aux.dtype));
   std::memcpy(before.data(), operands[o], before.size());
   for (int64_t i = 0; i < out.rows; ++i)
     for (int64_t j = 0; j < out.cols; ++j)
       WriteElement(operands[o], out.aux.dtype, Offset(out, i, j),
-                   static_cast<float>(ExactElement(s, operands, before.data(), i, j).value));
+                   static_cast<float>(
+                       ExactElement(s, operands, before.data(), i, j).value));
   return absl::OkStatus();
 }
 

@@ -1,12 +1,14 @@
-// The scalar reference: what a Spec means, computed slowly and in double precision.
-// Every JIT kernel is checked against it (tests, `amarena run`, benchmarks).
+// The scalar reference: what a Spec means, computed slowly and in double
+// precision. Every JIT kernel is checked against it (tests, `amarena run`,
+// benchmarks).
 //
 //   Operands ops = AllocateOperands(spec);  FillRandom(spec, ops, /*seed=*/1);
 //   kernel(ops.ptrs());                      // the code under test
 //   Verdict v = CheckAgainstReference(spec, ops);   // v.ok, v.max_rel_err
 //
-// Operands are the user-level kind: dense matrices in memory with the layouts the Spec
-// names (row-major: element (i,j) at i*cols + j; column-major: at j*rows + i).
+// Operands are the user-level kind: dense matrices in memory with the layouts
+// the Spec names (row-major: element (i,j) at i*cols + j; column-major: at
+// j*rows + i).
 #ifndef AMARENA_CORE_REFERENCE_H_
 #define AMARENA_CORE_REFERENCE_H_
 
@@ -42,28 +44,31 @@ class Operands {
   std::vector<size_t> bytes_;
 };
 
-// Inputs uniform in [-1, 1); the output is filled too (accumulating Specs read it).
+// Inputs uniform in [-1, 1); the output is filled too (accumulating Specs read
+// it).
 void FillRandom(const Spec& s, Operands& ops, uint64_t seed);
 
 float ReadElement(const void* base, DType t, int64_t offset);
 
-// Comparison of a computed output with the reference. The error of element (i,j) is
-// |got - exact| / (sum_k |a_ik * b_kj| + |c0_ij| + tiny): rounding error relative to the
-// magnitudes that were summed, so it does not blow up on cancellation. A correct f32
-// kernel stays below about k * 2^-24; `ok` allows (k + 4) * 2^-23.
+// Comparison of a computed output with the reference. The error of element
+// (i,j) is |got - exact| / (sum_k |a_ik * b_kj| + |c0_ij| + tiny): rounding
+// error relative to the magnitudes that were summed, so it does not blow up on
+// cancellation. A correct f32 kernel stays below about k * 2^-24; `ok` allows
+// (k + 4) * 2^-23.
 struct Verdict {
   bool ok = false;
   double max_rel_err = 0;
   double tolerance = 0;
 };
 
-// `output_before` is the output operand's bytes before the kernel ran (accumulating
-// Specs add to it); `ops` holds the inputs and the computed output.
+// `output_before` is the output operand's bytes before the kernel ran
+// (accumulating Specs add to it); `ops` holds the inputs and the computed
+// output.
 Verdict CheckAgainstReference(const Spec& s, const Operands& ops,
                               const std::vector<uint8_t>& output_before);
 
-// Runs the reference in place (the output operand is overwritten), for tests that want
-// reference outputs directly.
+// Runs the reference in place (the output operand is overwritten), for tests
+// that want reference outputs directly.
 absl::Status RunReference(const Spec& s, void* const* operands);
 
 }  // namespace amarena

@@ -43,9 +43,12 @@ Spec Spec::Move(int64_t m, int64_t n, TensorAux src, TensorAux dst) {
 int Spec::NumOperands() const {
   switch (kind) {
     case Kind::kMatmul:
-    case Kind::kMatmulAccum: return 3;
-    case Kind::kZero: return 1;
-    case Kind::kMove: return 2;
+    case Kind::kMatmulAccum:
+      return 3;
+    case Kind::kZero:
+      return 1;
+    case Kind::kMove:
+      return 2;
   }
   return 0;
 }
@@ -72,9 +75,12 @@ Access Spec::OperandAccess(int i) const {
 int Spec::OutputIndex() const {
   switch (kind) {
     case Kind::kMatmul:
-    case Kind::kMatmulAccum: return 2;
-    case Kind::kZero: return 0;
-    case Kind::kMove: return 1;
+    case Kind::kMatmulAccum:
+      return 2;
+    case Kind::kZero:
+      return 0;
+    case Kind::kMove:
+      return 1;
   }
   return 0;
 }

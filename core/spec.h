@@ -1,14 +1,17 @@
-// Spec: a logical operation on operands plus the memory each level may still use.
-// Specs are values: compared with ==, hashed with absl::Hash, printed and parsed in one
-// notation (core/spec_text.h). Factories build them in canonical form.
+// Spec: a logical operation on operands plus the memory each level may still
+// use. Specs are values: compared with ==, hashed with absl::Hash, printed and
+// parsed in one notation (core/spec_text.h). Factories build them in canonical
+// form.
 //
-//   Spec s = Spec::Matmul(256, 256, 256);                 // C = A.B, all f32 in GL
-//   Spec z = Spec::Zero(4, 16, {DType::kF32, Level::kVRF, Layout::kRowMajor, 8});
-//   s.Operand(1)  // TensorSpec of B: 256x256 f32 GL row-major
+//   Spec s = Spec::Matmul(256, 256, 256);                 // C = A.B, all f32
+//   in GL Spec z = Spec::Zero(4, 16, {DType::kF32, Level::kVRF,
+//   Layout::kRowMajor, 8}); s.Operand(1)  // TensorSpec of B: 256x256 f32 GL
+//   row-major
 //
 // Operands by kind:  Matmul/MatmulAccum: 0 = A[m,k] (in), 1 = B[k,n] (in),
 //                    2 = C[m,n] (out; in-out when accumulating).
-//                    Zero: 0 = out[m,n].   Move: 0 = src[m,n] (in), 1 = dst[m,n] (out).
+//                    Zero: 0 = out[m,n].   Move: 0 = src[m,n] (in), 1 =
+//                    dst[m,n] (out).
 #ifndef AMARENA_CORE_SPEC_H_
 #define AMARENA_CORE_SPEC_H_
 
@@ -22,9 +25,9 @@ namespace amarena {
 
 enum class Kind : uint8_t { kMatmul, kMatmulAccum, kZero, kMove };
 
-// What each level may still allocate: vector registers, and L1 lines (a power of two,
-// because cache budgets are discretised so equal problems share memo entries). GL is
-// unbounded.
+// What each level may still allocate: vector registers, and L1 lines (a power
+// of two, because cache budgets are discretised so equal problems share memo
+// entries). GL is unbounded.
 struct Budget {
   int32_t vrf = 0;
   int64_t l1_lines = 0;
@@ -43,12 +46,12 @@ enum class Access : uint8_t { kIn, kOut, kInOut };
 
 struct Spec {
   Kind kind = Kind::kMatmul;
-  int64_t b = 1;  // batch; only 1 is implemented so far
+  int64_t b = 1;                // batch; only 1 is implemented so far
   int64_t m = 1, k = 1, n = 1;  // Zero and Move use m x n; k stays 1
   std::array<TensorAux, 3> aux{};
   bool serial = false;  // true forbids parallel loops below this Spec
-  // The budget left at this point of the tree. A user's Spec has none: the target's
-  // whole budget applies (see Target::Bind).
+  // The budget left at this point of the tree. A user's Spec has none: the
+  // target's whole budget applies (see Target::Bind).
   std::optional<Budget> budget;
 
   static Spec Matmul(int64_t m, int64_t k, int64_t n, TensorAux a = {},
@@ -56,7 +59,9 @@ struct Spec {
   static Spec Zero(int64_t m, int64_t n, TensorAux out);
   static Spec Move(int64_t m, int64_t n, TensorAux src, TensorAux dst);
 
-  bool IsMatmul() const { return kind == Kind::kMatmul || kind == Kind::kMatmulAccum; }
+  bool IsMatmul() const {
+    return kind == Kind::kMatmul || kind == Kind::kMatmulAccum;
+  }
   int NumOperands() const;
   TensorSpec Operand(int i) const;
   Access OperandAccess(int i) const;
@@ -73,9 +78,10 @@ struct Spec {
   }
 };
 
-// Canonical form: a 1x1 operand and every VRF operand is row-major; only VRF operands
-// carry a vector width; the L1 budget is a power of two. Equal problems hash equal.
-// (An m x 1 tile keeps its layout: it says whether the tile is contiguous in memory.)
+// Canonical form: a 1x1 operand and every VRF operand is row-major; only VRF
+// operands carry a vector width; the L1 budget is a power of two. Equal
+// problems hash equal. (An m x 1 tile keeps its layout: it says whether the
+// tile is contiguous in memory.)
 Spec Canonical(Spec s);
 
 }  // namespace amarena

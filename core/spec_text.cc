@@ -14,9 +14,12 @@ namespace {
 absl::string_view OpName(Kind k) {
   switch (k) {
     case Kind::kMatmul:
-    case Kind::kMatmulAccum: return "matmul";
-    case Kind::kZero: return "zero";
-    case Kind::kMove: return "move";
+    case Kind::kMatmulAccum:
+      return "matmul";
+    case Kind::kZero:
+      return "zero";
+    case Kind::kMove:
+      return "move";
   }
   return "?";
 }
@@ -24,9 +27,12 @@ absl::string_view OpName(Kind k) {
 std::vector<absl::string_view> OperandNames(Kind k) {
   switch (k) {
     case Kind::kMatmul:
-    case Kind::kMatmulAccum: return {"a", "b", "c"};
-    case Kind::kZero: return {"out"};
-    case Kind::kMove: return {"src", "dst"};
+    case Kind::kMatmulAccum:
+      return {"a", "b", "c"};
+    case Kind::kZero:
+      return {"out"};
+    case Kind::kMove:
+      return {"src", "dst"};
   }
   return {};
 }
@@ -57,13 +63,17 @@ class Parser {
         absl::StrCat("cannot parse spec '", quoted, "': ", what));
   }
 
-  absl::StatusOr<int64_t> Int(absl::string_view tok, absl::string_view what) const {
+  absl::StatusOr<int64_t> Int(absl::string_view tok,
+                              absl::string_view what) const {
     int64_t v = 0;
     auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
-    if (tok.empty() || ec == std::errc::invalid_argument || ptr != tok.data() + tok.size())
-      return Error(absl::StrCat(what, " is '", tok, "', must be a positive integer"));
+    if (tok.empty() || ec == std::errc::invalid_argument ||
+        ptr != tok.data() + tok.size())
+      return Error(
+          absl::StrCat(what, " is '", tok, "', must be a positive integer"));
     if (ec == std::errc::result_out_of_range)
-      return Error(absl::StrCat(what, " is ", tok, ", must be at most ", INT32_MAX));
+      return Error(
+          absl::StrCat(what, " is ", tok, ", must be at most ", INT32_MAX));
     return v;
   }
 
@@ -72,7 +82,8 @@ class Parser {
  private:
   absl::Status ParseDims(absl::string_view tok, Spec& s);
   absl::Status ParseDTypes(absl::string_view tok, Spec& s);
-  absl::Status ParseOperand(absl::string_view name, absl::string_view props, Spec& s);
+  absl::Status ParseOperand(absl::string_view name, absl::string_view props,
+                            Spec& s);
   absl::Status ParseBudget(absl::string_view v, Spec& s);
   absl::Status CheckSizes(const Spec& s) const;
 
@@ -88,8 +99,9 @@ absl::Status Parser::ParseDims(absl::string_view tok, Spec& s) {
     } else if (parts.size() == 4) {
       names = {"batch", "M", "K", "N"};
     } else {
-      return Error(absl::StrCat("dims '", tok, "' has ", parts.size(),
-                                " dimensions, must have 3 (MxKxN) or 4 (BxMxKxN)"));
+      return Error(
+          absl::StrCat("dims '", tok, "' has ", parts.size(),
+                       " dimensions, must have 3 (MxKxN) or 4 (BxMxKxN)"));
     }
   } else {
     if (parts.size() != 2)
@@ -99,13 +111,14 @@ absl::Status Parser::ParseDims(absl::string_view tok, Spec& s) {
   }
   std::vector<int64_t> v;
   for (size_t i = 0; i < parts.size(); ++i) {
-    AMARENA_ASSIGN_OR_RETURN(int64_t d,
-                             Int(parts[i], absl::StrCat("dimension ", names[i])));
+    AMARENA_ASSIGN_OR_RETURN(
+        int64_t d, Int(parts[i], absl::StrCat("dimension ", names[i])));
     if (d < 1)
-      return Error(absl::StrCat("dimension ", names[i], " is ", d, ", must be at least 1"));
+      return Error(absl::StrCat("dimension ", names[i], " is ", d,
+                                ", must be at least 1"));
     if (d > INT32_MAX)
-      return Error(absl::StrCat("dimension ", names[i], " is ", d, ", must be at most ",
-                                INT32_MAX));
+      return Error(absl::StrCat("dimension ", names[i], " is ", d,
+                                ", must be at most ", INT32_MAX));
     v.push_back(d);
   }
   if (s.IsMatmul()) {
@@ -124,7 +137,9 @@ absl::Status Parser::ParseDims(absl::string_view tok, Spec& s) {
 absl::Status Parser::ParseDTypes(absl::string_view tok, Spec& s) {
   auto one = [&](absl::string_view t) -> absl::StatusOr<DType> {
     auto d = ParseDType(t);
-    if (!d) return Error(absl::StrCat("dtype '", t, "' is unknown, must be f32 or bf16"));
+    if (!d)
+      return Error(
+          absl::StrCat("dtype '", t, "' is unknown, must be f32 or bf16"));
     return *d;
   };
   size_t arrow = tok.find("->");
@@ -134,8 +149,10 @@ absl::Status Parser::ParseDTypes(absl::string_view tok, Spec& s) {
     return absl::OkStatus();
   }
   if (s.kind == Kind::kZero)
-    return Error(absl::StrCat("dtypes '", tok, "' has an arrow, must be one dtype for zero"));
-  std::vector<absl::string_view> ins = absl::StrSplit(tok.substr(0, arrow), '*');
+    return Error(absl::StrCat("dtypes '", tok,
+                              "' has an arrow, must be one dtype for zero"));
+  std::vector<absl::string_view> ins =
+      absl::StrSplit(tok.substr(0, arrow), '*');
   size_t want_ins = s.IsMatmul() ? 2 : 1;
   if (ins.size() != want_ins)
     return Error(absl::StrCat("dtypes '", tok, "' has ", ins.size(),
@@ -147,14 +164,15 @@ absl::Status Parser::ParseDTypes(absl::string_view tok, Spec& s) {
   return absl::OkStatus();
 }
 
-absl::Status Parser::ParseOperand(absl::string_view name, absl::string_view props,
-                                  Spec& s) {
+absl::Status Parser::ParseOperand(absl::string_view name,
+                                  absl::string_view props, Spec& s) {
   std::vector<absl::string_view> names = OperandNames(s.kind);
   int idx = -1;
   for (size_t i = 0; i < names.size(); ++i)
     if (names[i] == name) idx = static_cast<int>(i);
   if (idx < 0)
-    return Error(absl::StrCat("operand '", name, "' is unknown, must be one of ",
+    return Error(absl::StrCat("operand '", name,
+                              "' is unknown, must be one of ",
                               absl::StrJoin(names, ", ")));
   TensorAux& a = s.aux[idx];
   for (absl::string_view p : absl::StrSplit(props, ',')) {
@@ -165,16 +183,19 @@ absl::Status Parser::ParseOperand(absl::string_view name, absl::string_view prop
     } else if (p.size() > 1 && p[0] == 'v') {
       AMARENA_ASSIGN_OR_RETURN(int64_t w, Int(p.substr(1), "vector width"));
       if (w != 1 && w != 4 && w != 8 && w != 16)
-        return Error(absl::StrCat("vector width is ", w, ", must be 1, 4, 8 or 16"));
+        return Error(
+            absl::StrCat("vector width is ", w, ", must be 1, 4, 8 or 16"));
       a.vector_width = static_cast<uint8_t>(w);
     } else {
-      return Error(absl::StrCat("property '", p, "' of operand ", name,
-                                " is unknown, must be gl, l1, vrf, row, col or vN"));
+      return Error(
+          absl::StrCat("property '", p, "' of operand ", name,
+                       " is unknown, must be gl, l1, vrf, row, col or vN"));
     }
   }
   if ((a.level == Level::kVRF) != (a.vector_width != 0))
-    return Error(absl::StrCat("operand ", name,
-                              " has a vector width only if it is in vrf, must say both"));
+    return Error(absl::StrCat(
+        "operand ", name,
+        " has a vector width only if it is in vrf, must say both"));
   return absl::OkStatus();
 }
 
@@ -182,10 +203,13 @@ absl::Status Parser::ParseBudget(absl::string_view v, Spec& s) {
   Budget b;
   bool have_vrf = false, have_l1 = false;
   for (absl::string_view part : absl::StrSplit(v, ',')) {
-    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(part, ':');
-    AMARENA_ASSIGN_OR_RETURN(int64_t x, Int(kv.second, absl::StrCat("budget ", kv.first)));
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(part, ':');
+    AMARENA_ASSIGN_OR_RETURN(int64_t x,
+                             Int(kv.second, absl::StrCat("budget ", kv.first)));
     if (x < 0)
-      return Error(absl::StrCat("budget ", kv.first, " is ", x, ", must be at least 0"));
+      return Error(
+          absl::StrCat("budget ", kv.first, " is ", x, ", must be at least 0"));
     if (kv.first == "vrf" && x > 64)
       return Error(absl::StrCat("budget vrf is ", x, ", must be at most 64"));
     if (kv.first == "vrf") {
@@ -195,12 +219,14 @@ absl::Status Parser::ParseBudget(absl::string_view v, Spec& s) {
       b.l1_lines = x;
       have_l1 = true;
     } else {
-      return Error(absl::StrCat("budget '", part,
-                                "' is unknown, must be vrf:R (R <= 64) or l1:LINES"));
+      return Error(
+          absl::StrCat("budget '", part,
+                       "' is unknown, must be vrf:R (R <= 64) or l1:LINES"));
     }
   }
   if (!have_vrf || !have_l1)
-    return Error(absl::StrCat("budget '", v, "' is incomplete, must be vrf:R,l1:LINES"));
+    return Error(
+        absl::StrCat("budget '", v, "' is incomplete, must be vrf:R,l1:LINES"));
   s.budget = b;
   return absl::OkStatus();
 }
@@ -210,11 +236,12 @@ absl::Status Parser::CheckSizes(const Spec& s) const {
   for (int i = 0; i < s.NumOperands(); ++i) {
     TensorSpec t = s.Operand(i);
     // Each dim is below 2^31, so the product fits in 128 bits.
-    __int128 bytes = static_cast<__int128>(s.b) * t.rows * t.cols * SizeOf(t.aux.dtype);
+    __int128 bytes =
+        static_cast<__int128>(s.b) * t.rows * t.cols * SizeOf(t.aux.dtype);
     if (bytes > kMaxOperandBytes)
-      return Error(absl::StrCat("operand ", names[i], " needs ",
-                                static_cast<double>(bytes), " bytes, must need at most ",
-                                kMaxOperandBytes));
+      return Error(absl::StrCat(
+          "operand ", names[i], " needs ", static_cast<double>(bytes),
+          " bytes, must need at most ", kMaxOperandBytes));
   }
   return absl::OkStatus();
 }
@@ -223,7 +250,9 @@ absl::StatusOr<Spec> Parser::Parse() {
   std::vector<absl::string_view> toks =
       absl::StrSplit(text_, absl::ByAnyChar(" \t\n"), absl::SkipEmpty());
   if (toks.empty())
-    return Error("text is empty, must start with an operation such as 'matmul MxKxN f32'");
+    return Error(
+        "text is empty, must start with an operation such as 'matmul MxKxN "
+        "f32'");
   Spec s;
   if (toks[0] == "matmul") {
     s.kind = Kind::kMatmul;
@@ -236,8 +265,9 @@ absl::StatusOr<Spec> Parser::Parse() {
                               "' is unknown, must be matmul, zero or move"));
   }
   if (toks.size() < 3)
-    return Error(absl::StrCat("text has ", toks.size(),
-                              " words, must have at least 3 (operation, dims, dtype)"));
+    return Error(
+        absl::StrCat("text has ", toks.size(),
+                     " words, must have at least 3 (operation, dims, dtype)"));
   AMARENA_RETURN_IF_ERROR(ParseDims(toks[1], s));
   AMARENA_RETURN_IF_ERROR(ParseDTypes(toks[2], s));
   for (size_t i = 3; i < toks.size(); ++i) {
@@ -253,8 +283,8 @@ absl::StatusOr<Spec> Parser::Parse() {
     }
     size_t eq = t.find('=');
     if (eq == absl::string_view::npos)
-      return Error(absl::StrCat("option '", t,
-                                "' is unknown, must be accum, serial or NAME=VALUE"));
+      return Error(absl::StrCat(
+          "option '", t, "' is unknown, must be accum, serial or NAME=VALUE"));
     absl::string_view key = t.substr(0, eq), val = t.substr(eq + 1);
     if (key == "budget") {
       AMARENA_RETURN_IF_ERROR(ParseBudget(val, s));
@@ -284,7 +314,8 @@ std::string PrintSpec(const Spec& s) {
   } else {
     std::vector<absl::string_view> ins;
     for (int i = 0; i < n - 1; ++i) ins.push_back(Name(s.aux[i].dtype));
-    absl::StrAppend(&out, absl::StrJoin(ins, "*"), "->", Name(s.aux[n - 1].dtype));
+    absl::StrAppend(&out, absl::StrJoin(ins, "*"), "->",
+                    Name(s.aux[n - 1].dtype));
   }
   if (s.kind == Kind::kMatmulAccum) absl::StrAppend(&out, " accum");
   std::vector<absl::string_view> names = OperandNames(s.kind);
@@ -294,10 +325,13 @@ std::string PrintSpec(const Spec& s) {
   }
   if (s.serial) absl::StrAppend(&out, " serial");
   if (s.budget)
-    absl::StrAppend(&out, " budget=vrf:", s.budget->vrf, ",l1:", s.budget->l1_lines);
+    absl::StrAppend(&out, " budget=vrf:", s.budget->vrf,
+                    ",l1:", s.budget->l1_lines);
   return out;
 }
 
-absl::StatusOr<Spec> ParseSpec(absl::string_view text) { return Parser(text).Parse(); }
+absl::StatusOr<Spec> ParseSpec(absl::string_view text) {
+  return Parser(text).Parse();
+}
 
 }  // namespace amarena

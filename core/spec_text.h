@@ -1,10 +1,10 @@
-// The one notation for Specs, used by the CLI, the API, logs, tests and cache keys.
+// The one notation for Specs, used by the CLI, the API, logs, tests and cache
+// keys.
 //
-//   matmul 256x256x256 f32                  C[256,256] = A[256,256] . B[256,256]
-//   matmul 1x2048x16384 bf16*bf16->f32 b=col
-//   matmul 4x1x16 f32 accum a=l1 b=l1 c=vrf,v8 serial budget=vrf:3,l1:512
-//   zero 4x16 f32 out=vrf,v8
-//   move 4x16 f32 src=l1 dst=vrf,v8
+//   matmul 256x256x256 f32                  C[256,256] = A[256,256] .
+//   B[256,256] matmul 1x2048x16384 bf16*bf16->f32 b=col matmul 4x1x16 f32 accum
+//   a=l1 b=l1 c=vrf,v8 serial budget=vrf:3,l1:512 zero 4x16 f32 out=vrf,v8 move
+//   4x16 f32 src=l1 dst=vrf,v8
 //
 // Grammar (tokens separated by spaces):
 //   spec    := op dims dtypes option*
@@ -13,17 +13,18 @@
 //   dtypes  := T | T*T->T (matmul) ; T (zero, move) ;  T := f32 | bf16
 //   option  := accum | serial | NAME=prop(,prop)* | budget=vrf:R,l1:L
 //   NAME    := a | b | c (matmul) ; out (zero) ; src | dst (move)
-//   prop    := gl | l1 | vrf | row | col | vW   (level, layout, lanes per register)
-// Defaults (printed by omission): operands in GL, row-major; parallel allowed; no
-// budget (the target's whole budget). PrintSpec(ParseSpec(t)) is canonical and
-// ParseSpec(PrintSpec(s)) == s for every Spec.
+//   prop    := gl | l1 | vrf | row | col | vW   (level, layout, lanes per
+//   register)
+// Defaults (printed by omission): operands in GL, row-major; parallel allowed;
+// no budget (the target's whole budget). PrintSpec(ParseSpec(t)) is canonical
+// and ParseSpec(PrintSpec(s)) == s for every Spec.
 #ifndef AMARENA_CORE_SPEC_TEXT_H_
 #define AMARENA_CORE_SPEC_TEXT_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/spec.h"
 
 namespace amarena {

@@ -1,5 +1,5 @@
-// Two small macros for propagating absl::Status (Debian's Abseil 20220623 ships no
-// ASSIGN_OR_RETURN).
+// Two small macros for propagating absl::Status (Debian's Abseil 20220623 ships
+// no ASSIGN_OR_RETURN).
 //
 //   AMARENA_RETURN_IF_ERROR(Validate(spec));
 //   AMARENA_ASSIGN_OR_RETURN(Spec s, ParseSpec(text));
@@ -9,17 +9,18 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-#define AMARENA_RETURN_IF_ERROR(expr)                \
-  do {                                               \
-    ::absl::Status amarena_status_ = (expr);         \
+#define AMARENA_RETURN_IF_ERROR(expr)                  \
+  do {                                                 \
+    ::absl::Status amarena_status_ = (expr);           \
     if (!amarena_status_.ok()) return amarena_status_; \
   } while (0)
 
 #define AMARENA_CONCAT_INNER_(a, b) a##b
 #define AMARENA_CONCAT_(a, b) AMARENA_CONCAT_INNER_(a, b)
 
-#define AMARENA_ASSIGN_OR_RETURN(lhs, expr) \
-  AMARENA_ASSIGN_OR_RETURN_IMPL_(AMARENA_CONCAT_(amarena_sor_, __LINE__), lhs, expr)
+#define AMARENA_ASSIGN_OR_RETURN(lhs, expr)                                    \
+  AMARENA_ASSIGN_OR_RETURN_IMPL_(AMARENA_CONCAT_(amarena_sor_, __LINE__), lhs, \
+                                 expr)
 
 #define AMARENA_ASSIGN_OR_RETURN_IMPL_(sor, lhs, expr) \
   auto sor = (expr);                                   \

@@ -4,7 +4,9 @@
 
 namespace amarena {
 
-absl::string_view Name(Isa isa) { return isa == Isa::kAvx2 ? "avx2" : "avx512"; }
+absl::string_view Name(Isa isa) {
+  return isa == Isa::kAvx2 ? "avx2" : "avx512";
+}
 
 Target Target::Avx2(int64_t l1d_bytes) {
   Target t;
@@ -21,8 +23,8 @@ Spec Target::Bind(Spec s) const {
 }
 
 std::string Target::Fingerprint() const {
-  return absl::StrCat(Name(isa), "-vr", vector_registers, "-l1:", l1_lines, "-cm",
-                      kCostModelVersion);
+  return absl::StrCat(Name(isa), "-vr", vector_registers, "-l1:", l1_lines,
+                      "-cm", kCostModelVersion);
 }
 
 }  // namespace amarena

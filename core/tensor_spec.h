@@ -1,5 +1,6 @@
-// TensorSpec: one operand of a Spec — its shape, element type, memory level, layout and,
-// when it lives in vector registers, how many lanes each register holds.
+// TensorSpec: one operand of a Spec — its shape, element type, memory level,
+// layout and, when it lives in vector registers, how many lanes each register
+// holds.
 //
 //   TensorSpec t{.rows = 4, .cols = 16,
 //                .aux = {DType::kF32, Level::kVRF, Layout::kRowMajor, 8}};
@@ -15,7 +16,8 @@ namespace amarena {
 
 inline constexpr int kLineBytes = 64;
 
-// Everything about an operand except its shape (the shape follows from the Spec's dims).
+// Everything about an operand except its shape (the shape follows from the
+// Spec's dims).
 struct TensorAux {
   DType dtype = DType::kF32;
   Level level = Level::kGL;
@@ -44,13 +46,14 @@ struct TensorSpec {
   int64_t OuterExtent() const {
     return aux.layout == Layout::kRowMajor ? rows : cols;
   }
-  // 64-byte lines touched by this tile when it is a view of a larger matrix: each
-  // outer row starts a new line (alignment is not modelled).
+  // 64-byte lines touched by this tile when it is a view of a larger matrix:
+  // each outer row starts a new line (alignment is not modelled).
   int64_t Lines() const {
     int64_t inner_bytes = InnerExtent() * SizeOf(aux.dtype);
     return OuterExtent() * ((inner_bytes + kLineBytes - 1) / kLineBytes);
   }
-  // Registers a VRF tensor occupies: row-major, each row padded to whole registers.
+  // Registers a VRF tensor occupies: row-major, each row padded to whole
+  // registers.
   int Registers() const {
     int vw = aux.vector_width;
     return static_cast<int>(rows * ((cols + vw - 1) / vw));

@@ -11,10 +11,9 @@ CompiledKernel::~CompiledKernel() = default;
 const void* CompiledKernel::code() const { return gen_->getCode(); }
 size_t CompiledKernel::code_size() const { return gen_->getSize(); }
 
-absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(const ImplNode& root,
-                                                        const Target& target,
-                                                        std::string name,
-                                                        const CompileOptions& options) {
+absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
+    const ImplNode& root, const Target& target, std::string name,
+    const CompileOptions& options) {
   for (int i = 0; i < root.spec.NumOperands(); ++i)
     if (root.spec.aux[i].level != Level::kGL)
       return absl::InvalidArgumentError(absl::StrCat(
@@ -28,8 +27,9 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(const ImplNode& root,
     k->gen_->readyRE();  // resolve labels, then flip the pages from RW to RX
   } catch (const Xbyak::Error& e) {
     int code = static_cast<int>(e);
-    std::string what = absl::StrCat("cannot compile ", PrintSpec(root.spec),
-                                    ": Xbyak error ", code, " (", e.what(), ")");
+    std::string what =
+        absl::StrCat("cannot compile ", PrintSpec(root.spec), ": Xbyak error ",
+                     code, " (", e.what(), ")");
     if (code == Xbyak::ERR_CANT_ALLOC || code == Xbyak::ERR_CODE_IS_TOO_BIG)
       return absl::ResourceExhaustedError(what);
     return absl::InternalError(what);
@@ -42,7 +42,8 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(const ImplNode& root,
 std::string KernelName(const Spec& s) {
   std::string out = "amarena_";
   for (char c : PrintSpec(s)) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9');
     out.push_back(ok ? c : '_');
   }
   return out;

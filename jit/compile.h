@@ -5,9 +5,9 @@
 //   void* ops[] = {a, b, c};
 //   (**k)(ops);
 //
-// Code is emitted into a growing read-write buffer that is made read+execute once
-// emission ends (never both writable and executable). Xbyak errors stop here and
-// become absl::Status.
+// Code is emitted into a growing read-write buffer that is made read+execute
+// once emission ends (never both writable and executable). Xbyak errors stop
+// here and become absl::Status.
 #ifndef AMARENA_JIT_COMPILE_H_
 #define AMARENA_JIT_COMPILE_H_
 
@@ -46,18 +46,18 @@ class CompiledKernel {
 };
 
 struct CompileOptions {
-  // General-purpose registers the emitter may use for operand bases and loop counters
-  // (14 = all but rsp). Loop counters that find none free live on the stack; tests
-  // lower this to exercise that path.
+  // General-purpose registers the emitter may use for operand bases and loop
+  // counters (14 = all but rsp). Loop counters that find none free live on the
+  // stack; tests lower this to exercise that path.
   size_t max_gprs = 14;
 };
 
-absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(const ImplNode& root,
-                                                        const Target& target,
-                                                        std::string name,
-                                                        const CompileOptions& options = {});
+absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
+    const ImplNode& root, const Target& target, std::string name,
+    const CompileOptions& options = {});
 
-// A symbol-safe kernel name derived from the Spec text: "amarena_matmul_64x64x64_f32".
+// A symbol-safe kernel name derived from the Spec text:
+// "amarena_matmul_64x64x64_f32".
 std::string KernelName(const Spec& s);
 
 }  // namespace amarena

@@ -26,11 +26,13 @@ std::string CpuFeatures::FeatureList() const {
 
 namespace {
 
-// Linux describes each cache of cpu0 in sysfs; sysconf's answer for L3 is unreliable
-// under some hypervisors (it reported 384 MiB for a 32 MiB L3 here), so sysfs comes first.
+// Linux describes each cache of cpu0 in sysfs; sysconf's answer for L3 is
+// unreliable under some hypervisors (it reported 384 MiB for a 32 MiB L3 here),
+// so sysfs comes first.
 int64_t SysfsCacheBytes(int level) {
   for (int index = 0; index < 8; ++index) {
-    std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    std::string dir =
+        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
     std::ifstream lv(dir + "/level"), ty(dir + "/type"), sz(dir + "/size");
     int l = 0;
     std::string type, size;

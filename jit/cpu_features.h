@@ -1,5 +1,6 @@
-// What the host CPU offers, read through Xbyak's CPUID wrapper (which also checks that
-// the OS saves the wide registers, XCR0), plus cache sizes from the OS.
+// What the host CPU offers, read through Xbyak's CPUID wrapper (which also
+// checks that the OS saves the wide registers, XCR0), plus cache sizes from the
+// OS.
 //
 //   CpuFeatures f = DetectCpu();
 //   if (!f.avx2 || !f.fma) ...   // amarena needs both

@@ -1,6 +1,6 @@
-// One emitter per microkernel in core/kernels.h. Applicability, scratch registers and
-// cost live there; each emitter below relies on them (and only asserts: the search has
-// already checked).
+// One emitter per microkernel in core/kernels.h. Applicability, scratch
+// registers and cost live there; each emitter below relies on them (and only
+// asserts: the search has already checked).
 #include "core/status_macros.h"
 #include "jit/emitter.h"
 
@@ -10,8 +10,8 @@ namespace {
 using Xbyak::Xmm;
 using Xbyak::Ymm;
 
-// C[m, n] (registers) += A[m, 1] * B[1, n]. Registers: m*n/vw accumulators (the C
-// operand) + n/vw for B's row + 1 broadcast, as BroadcastFmaScratch says.
+// C[m, n] (registers) += A[m, 1] * B[1, n]. Registers: m*n/vw accumulators (the
+// C operand) + n/vw for B's row + 1 broadcast, as BroadcastFmaScratch says.
 void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
   const View &a = v[0], &b = v[1], &c = v[2];
   const int vw = c.vw;
@@ -61,7 +61,8 @@ void VectorZero(Emitter& e, const Spec&, std::span<const View> v) {
   for (int r : v[0].regs) e.vxorps(Ymm(r), Ymm(r), Ymm(r));
 }
 
-// Stores along the contiguous dimension: whole vectors, then scalars. One scratch.
+// Stores along the contiguous dimension: whole vectors, then scalars. One
+// scratch.
 void MemZero(Emitter& e, const Spec& s, std::span<const View> v) {
   const View& o = v[0];
   const TensorSpec t = s.Operand(0);
@@ -71,9 +72,12 @@ void MemZero(Emitter& e, const Spec& s, std::span<const View> v) {
   e.vxorps(Ymm(z), Ymm(z), Ymm(z));
   for (int64_t outer = 0; outer < t.OuterExtent(); ++outer) {
     int64_t inner = 0;
-    auto at = [&](int64_t p) { return row_major ? o.At(outer, p) : o.At(p, outer); };
+    auto at = [&](int64_t p) {
+      return row_major ? o.At(outer, p) : o.At(p, outer);
+    };
     if ((row_major ? o.col_stride : o.row_stride) == 4)
-      for (; inner + lanes <= t.InnerExtent(); inner += lanes) e.vmovups(at(inner), Ymm(z));
+      for (; inner + lanes <= t.InnerExtent(); inner += lanes)
+        e.vmovups(at(inner), Ymm(z));
     for (; inner < t.InnerExtent(); ++inner) e.vmovss(at(inner), Xmm(z));
   }
   e.FreeVreg(z);
@@ -88,7 +92,8 @@ void VectorMove(Emitter& e, const View& mem, const View& reg, bool load) {
         load ? e.vmovss(Xmm(r), mem.At(i, j)) : e.vmovss(mem.At(i, j), Xmm(r));
       } else {
         AMARENA_CHECK(mem.col_stride == 4);
-        load ? e.vmovups(Ymm(r), mem.At(i, j)) : e.vmovups(mem.At(i, j), Ymm(r));
+        load ? e.vmovups(Ymm(r), mem.At(i, j))
+             : e.vmovups(mem.At(i, j), Ymm(r));
       }
     }
   }
@@ -96,14 +101,21 @@ void VectorMove(Emitter& e, const View& mem, const View& reg, bool load) {
 
 }  // namespace
 
-void EmitKernel(Emitter& e, const Spec& spec, KernelId id, std::span<const View> views) {
+void EmitKernel(Emitter& e, const Spec& spec, KernelId id,
+                std::span<const View> views) {
   switch (id) {
-    case KernelId::kBroadcastFma: return BroadcastFma(e, spec, views);
-    case KernelId::kScalarFma: return ScalarFma(e, spec, views);
-    case KernelId::kVectorZero: return VectorZero(e, spec, views);
-    case KernelId::kMemZero: return MemZero(e, spec, views);
-    case KernelId::kVectorLoad: return VectorMove(e, views[0], views[1], /*load=*/true);
-    case KernelId::kVectorStore: return VectorMove(e, views[1], views[0], /*load=*/false);
+    case KernelId::kBroadcastFma:
+      return BroadcastFma(e, spec, views);
+    case KernelId::kScalarFma:
+      return ScalarFma(e, spec, views);
+    case KernelId::kVectorZero:
+      return VectorZero(e, spec, views);
+    case KernelId::kMemZero:
+      return MemZero(e, spec, views);
+    case KernelId::kVectorLoad:
+      return VectorMove(e, views[0], views[1], /*load=*/true);
+    case KernelId::kVectorStore:
+      return VectorMove(e, views[1], views[0], /*load=*/false);
   }
   AMARENA_CHECK(false);
 }

@@ -25,29 +25,31 @@ View View::Slice(int64_t r0, int64_t c0, int64_t nrows, int64_t ncols) const {
   AMARENA_CHECK(c0 % vw == 0);
   v.regs.clear();
   for (int64_t i = 0; i < nrows; ++i)
-    for (int64_t j = 0; j < ncols; j += vw) v.regs.push_back(Reg(r0 + i, c0 + j));
+    for (int64_t j = 0; j < ncols; j += vw)
+      v.regs.push_back(Reg(r0 + i, c0 + j));
   return v;
 }
 
-// GPRs the emitter may hand out (rsp excluded; rdi holds the operand array only until
-// the bases are loaded). Callee-saved ones are pushed by the prologue.
-static const int kGprOrder[] = {Xbyak::Operand::RAX, Xbyak::Operand::RCX,
-                                Xbyak::Operand::RDX, Xbyak::Operand::RSI,
-                                Xbyak::Operand::R8,  Xbyak::Operand::R9,
-                                Xbyak::Operand::R10, Xbyak::Operand::R11,
-                                Xbyak::Operand::RBX, Xbyak::Operand::RBP,
-                                Xbyak::Operand::R12, Xbyak::Operand::R13,
-                                Xbyak::Operand::R14, Xbyak::Operand::R15};
+// GPRs the emitter may hand out (rsp excluded; rdi holds the operand array only
+// until the bases are loaded). Callee-saved ones are pushed by the prologue.
+static const int kGprOrder[] = {
+    Xbyak::Operand::RAX, Xbyak::Operand::RCX, Xbyak::Operand::RDX,
+    Xbyak::Operand::RSI, Xbyak::Operand::R8,  Xbyak::Operand::R9,
+    Xbyak::Operand::R10, Xbyak::Operand::R11, Xbyak::Operand::RBX,
+    Xbyak::Operand::RBP, Xbyak::Operand::R12, Xbyak::Operand::R13,
+    Xbyak::Operand::R14, Xbyak::Operand::R15};
 
 Emitter::Emitter(const Target& target)
     : Xbyak::CodeGenerator(4096, Xbyak::AutoGrow), target_(target) {
-  for (int r = target_.vector_registers - 1; r >= 0; --r) free_vregs_.push_back(r);
+  for (int r = target_.vector_registers - 1; r >= 0; --r)
+    free_vregs_.push_back(r);
   for (int i = static_cast<int>(std::size(kGprOrder)) - 1; i >= 0; --i)
     free_gprs_.push_back(kGprOrder[i]);
 }
 
 void Emitter::LimitGprs(size_t n) {
-  if (free_gprs_.size() > n) free_gprs_.erase(free_gprs_.begin(), free_gprs_.end() - n);
+  if (free_gprs_.size() > n)
+    free_gprs_.erase(free_gprs_.begin(), free_gprs_.end() - n);
 }
 
 int Emitter::AllocVreg() {
@@ -86,38 +88,51 @@ void Emitter::EmitFunction(const ImplNode& root) {
   Lower(root, views);
   for (const View& v : views) FreeGpr(v.base);
   vzeroupper();
-  for (int i = static_cast<int>(std::size(kSaved)) - 1; i >= 0; --i) pop(kSaved[i]);
+  for (int i = static_cast<int>(std::size(kSaved)) - 1; i >= 0; --i)
+    pop(kSaved[i]);
   ret();
 }
 
 void Emitter::Lower(const ImplNode& node, std::span<const View> views) {
   switch (node.how.type) {
-    case NodeType::kLoop: return LowerLoop(node, views);
-    case NodeType::kAlloc: return LowerAlloc(node, views);
-    case NodeType::kBlock: return LowerBlock(node, views);
-    case NodeType::kKernel: return EmitKernel(*this, node.spec, node.how.kernel, views);
+    case NodeType::kLoop:
+      return LowerLoop(node, views);
+    case NodeType::kAlloc:
+      return LowerAlloc(node, views);
+    case NodeType::kBlock:
+      return LowerBlock(node, views);
+    case NodeType::kKernel:
+      return EmitKernel(*this, node.spec, node.how.kernel, views);
   }
 }
 
 namespace {
 
-// Whether operand i's tile moves along `d` as its rows (1), its columns (2), or not (0).
+// Whether operand i's tile moves along `d` as its rows (1), its columns (2), or
+// not (0).
 int Moves(const Spec& s, int i, Dim d) {
   if (!s.IsMatmul()) return d == Dim::kM ? 1 : 2;
   switch (d) {
-    case Dim::kM: return i == 1 ? 0 : 1;   // A and C rows
-    case Dim::kN: return i == 0 ? 0 : 2;   // B and C columns
-    case Dim::kK: return i == 0 ? 2 : i == 1 ? 1 : 0;  // A columns, B rows
+    case Dim::kM:
+      return i == 1 ? 0 : 1;  // A and C rows
+    case Dim::kN:
+      return i == 0 ? 0 : 2;  // B and C columns
+    case Dim::kK:
+      return i == 0 ? 2 : i == 1 ? 1 : 0;  // A columns, B rows
   }
   return 0;
 }
 
 // Operand i's view for the tile starting at `start` along d with extent `len`.
-View TileView(const Spec& s, const View& v, int i, Dim d, int64_t start, int64_t len) {
+View TileView(const Spec& s, const View& v, int i, Dim d, int64_t start,
+              int64_t len) {
   switch (Moves(s, i, d)) {
-    case 1: return v.Slice(start, 0, len, v.cols);
-    case 2: return v.Slice(0, start, v.rows, len);
-    default: return v;
+    case 1:
+      return v.Slice(start, 0, len, v.cols);
+    case 2:
+      return v.Slice(0, start, v.rows, len);
+    default:
+      return v;
   }
 }
 
@@ -128,11 +143,13 @@ void Emitter::LowerLoop(const ImplNode& node, std::span<const View> views) {
   const LoopInfo& loop = node.how.loop;
   const int n = s.NumOperands();
   bool moves_registers = false;
-  for (int i = 0; i < n; ++i) moves_registers |= Moves(s, i, loop.dim) && views[i].in_regs;
+  for (int i = 0; i < n; ++i)
+    moves_registers |= Moves(s, i, loop.dim) && views[i].in_regs;
 
   auto tile_views = [&](int64_t start, int64_t len) {
     std::vector<View> out;
-    for (int i = 0; i < n; ++i) out.push_back(TileView(s, views[i], i, loop.dim, start, len));
+    for (int i = 0; i < n; ++i)
+      out.push_back(TileView(s, views[i], i, loop.dim, start, len));
     return out;
   };
   const int64_t rem = Extent(s, loop.dim) - loop.full_iters * loop.tile;
@@ -141,21 +158,25 @@ void Emitter::LowerLoop(const ImplNode& node, std::span<const View> views) {
     // Unrolled: register tiles are bound statically, one body copy per tile.
     for (int64_t it = 0; it < loop.full_iters; ++it)
       Lower(*node.children[0], tile_views(it * loop.tile, loop.tile));
-    if (rem) Lower(*node.children[1], tile_views(loop.full_iters * loop.tile, rem));
+    if (rem)
+      Lower(*node.children[1], tile_views(loop.full_iters * loop.tile, rem));
     return;
   }
 
-  // Counted loop; each moving memory operand's base is bumped by one tile per iteration.
+  // Counted loop; each moving memory operand's base is bumped by one tile per
+  // iteration.
   std::vector<int64_t> step(n, 0);
   for (int i = 0; i < n; ++i) {
     int how = Moves(s, i, loop.dim);
-    if (how) step[i] = loop.tile * (how == 1 ? views[i].row_stride : views[i].col_stride);
+    if (how)
+      step[i] =
+          loop.tile * (how == 1 ? views[i].row_stride : views[i].col_stride);
     for (int j = 0; j < i; ++j)  // in-place bumps need distinct base registers
       AMARENA_CHECK(!(step[i] && step[j] && views[i].base == views[j].base));
   }
   std::vector<View> body = tile_views(0, loop.tile);
-  // The counter lives in a free GPR; a nest deep enough to use them all keeps it in a
-  // stack slot instead (rsp-relative slots nest like the loops).
+  // The counter lives in a free GPR; a nest deep enough to use them all keeps
+  // it in a stack slot instead (rsp-relative slots nest like the loops).
   const bool in_reg = HasFreeGpr();
   Reg64 counter = in_reg ? AllocGpr() : Reg64();
   if (in_reg) {
@@ -179,7 +200,8 @@ void Emitter::LowerLoop(const ImplNode& node, std::span<const View> views) {
   // Bases now point at the remainder tile.
   if (rem) Lower(*node.children[1], tile_views(0, rem));
   for (int i = 0; i < n; ++i)
-    if (step[i]) sub(views[i].base, static_cast<int32_t>(step[i] * loop.full_iters));
+    if (step[i])
+      sub(views[i].base, static_cast<int32_t>(step[i] * loop.full_iters));
 }
 
 void Emitter::LowerAlloc(const ImplNode& node, std::span<const View> views) {
@@ -194,7 +216,8 @@ void Emitter::LowerAlloc(const ImplNode& node, std::span<const View> views) {
   reg.rows = mem.rows;
   reg.cols = mem.cols;
   reg.vw = a.to.vector_width;
-  for (int64_t r = 0; r < reg.rows * reg.RegsPerRow(); ++r) reg.regs.push_back(AllocVreg());
+  for (int64_t r = 0; r < reg.rows * reg.RegsPerRow(); ++r)
+    reg.regs.push_back(AllocVreg());
 
   size_t child = 0;
   if (a.prologue) {

@@ -1,14 +1,16 @@
 // The Emitter lowers an Impl tree to x86-64 with Xbyak. Internal to jit/.
 //
 // Each operand of the Spec being lowered has a View:
-//   - in memory: a base GPR plus a constant displacement, and constant row/column
+//   - in memory: a base GPR plus a constant displacement, and constant
+//   row/column
 //     strides in bytes (every shape is known when the kernel is generated);
-//   - in registers: the vector registers bound to the tile, row-major, `vw` lanes each.
-// Loops bump base registers in place and restore them afterwards, so after any node is
-// emitted every base register holds what it held before. Register tiles are bound when
-// their Alloc is entered and freed on exit (a stack discipline), and loops that move a
-// register tile are unrolled, so the VRF budget the search respected is exactly the
-// number of registers the emitter hands out.
+//   - in registers: the vector registers bound to the tile, row-major, `vw`
+//   lanes each.
+// Loops bump base registers in place and restore them afterwards, so after any
+// node is emitted every base register holds what it held before. Register tiles
+// are bound when their Alloc is entered and freed on exit (a stack discipline),
+// and loops that move a register tile are unrolled, so the VRF budget the
+// search respected is exactly the number of registers the emitter hands out.
 #ifndef AMARENA_JIT_EMITTER_H_
 #define AMARENA_JIT_EMITTER_H_
 
@@ -34,7 +36,9 @@ struct View {
   int vw = 0;
 
   int64_t RegsPerRow() const { return (cols + vw - 1) / vw; }
-  int Reg(int64_t i, int64_t j) const { return regs[i * RegsPerRow() + j / vw]; }
+  int Reg(int64_t i, int64_t j) const {
+    return regs[i * RegsPerRow() + j / vw];
+  }
   Xbyak::Address At(int64_t i, int64_t j) const;  // memory view only
   // Sub-tile starting at (r0, c0) with the given extent.
   View Slice(int64_t r0, int64_t c0, int64_t nrows, int64_t ncols) const;
@@ -44,16 +48,18 @@ class Emitter : public Xbyak::CodeGenerator {
  public:
   explicit Emitter(const Target& target);
 
-  // Emits `void fn(void* const* operands)` for a root Impl whose operands are in GL.
+  // Emits `void fn(void* const* operands)` for a root Impl whose operands are
+  // in GL.
   void EmitFunction(const ImplNode& root);
 
-  // Pools. The budget the search checked guarantees these never run dry; if they do, it
-  // is our bug (a CHECK).
+  // Pools. The budget the search checked guarantees these never run dry; if
+  // they do, it is our bug (a CHECK).
   int AllocVreg();
   void FreeVreg(int r);
   Xbyak::Reg64 AllocGpr();
   bool HasFreeGpr() const { return !free_gprs_.empty(); }
-  // Hand out at most `n` GPRs (tests use it to exercise stack-slot loop counters).
+  // Hand out at most `n` GPRs (tests use it to exercise stack-slot loop
+  // counters).
   void LimitGprs(size_t n);
   void FreeGpr(const Xbyak::Reg64& r);
 
@@ -71,7 +77,8 @@ class Emitter : public Xbyak::CodeGenerator {
 };
 
 // The per-kernel emitters (emit_kernels.cc), one per KernelId.
-void EmitKernel(Emitter& e, const Spec& spec, KernelId id, std::span<const View> views);
+void EmitKernel(Emitter& e, const Spec& spec, KernelId id,
+                std::span<const View> views);
 
 }  // namespace amarena::jit
 

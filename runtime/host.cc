@@ -9,8 +9,8 @@ absl::StatusOr<Target> TargetFor(const CpuFeatures& cpu) {
     return absl::FailedPreconditionError(absl::StrCat(
         "cannot create kernels on this CPU (", cpu.brand, "): features are '",
         cpu.FeatureList(), "', must include avx2 and fma"));
-  // The emitter generates AVX2+FMA code (ymm) on every CPU for now; AVX-512 hosts run it
-  // too.
+  // The emitter generates AVX2+FMA code (ymm) on every CPU for now; AVX-512
+  // hosts run it too.
   return Target::Avx2(cpu.l1d_bytes);
 }
 

@@ -1,7 +1,8 @@
-// The target for this machine: detected CPU features and cache sizes, turned into the
-// Target the search and the JIT use.
+// The target for this machine: detected CPU features and cache sizes, turned
+// into the Target the search and the JIT use.
 //
-//   absl::StatusOr<Target> t = HostTarget();  // FailedPrecondition without AVX2+FMA
+//   absl::StatusOr<Target> t = HostTarget();  // FailedPrecondition without
+//   AVX2+FMA
 #ifndef AMARENA_RUNTIME_HOST_H_
 #define AMARENA_RUNTIME_HOST_H_
 

@@ -12,8 +12,8 @@
 namespace amarena {
 
 Kernel::Kernel(Spec spec, Target target, ImplPtr impl,
-               std::unique_ptr<CompiledKernel> code, double synth_ms, double jit_ms,
-               int64_t specs_solved)
+               std::unique_ptr<CompiledKernel> code, double synth_ms,
+               double jit_ms, int64_t specs_solved)
     : spec_(std::move(spec)),
       target_(target),
       impl_(std::move(impl)),
@@ -42,33 +42,35 @@ absl::StatusOr<KernelPtr> Runtime::Get(absl::string_view spec_text) {
 
 namespace {
 
-// What the generator accepts from a user; the parser accepts more (the whole notation).
+// What the generator accepts from a user; the parser accepts more (the whole
+// notation).
 absl::Status CheckSupported(const Spec& s, const Target& t) {
   if (s.kind == Kind::kMove)
-    return absl::UnimplementedError(absl::StrCat(
-        "cannot create kernel for ", PrintSpec(s),
-        ": operation is move, must be matmul or zero (moves only occur inside programs)"));
+    return absl::UnimplementedError(
+        absl::StrCat("cannot create kernel for ", PrintSpec(s),
+                     ": operation is move, must be matmul or zero (moves only "
+                     "occur inside programs)"));
   absl::string_view names[] = {"a", "b", "c"};
   for (int i = 0; i < s.NumOperands(); ++i) {
     if (s.aux[i].level != Level::kGL)
-      return absl::InvalidArgumentError(
-          absl::StrCat("cannot create kernel for ", PrintSpec(s), ": operand ", names[i],
-                       " is in ", Name(s.aux[i].level), ", must be in gl"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot create kernel for ", PrintSpec(s), ": operand ", names[i],
+          " is in ", Name(s.aux[i].level), ", must be in gl"));
     if (s.aux[i].dtype != DType::kF32)
-      return absl::UnimplementedError(
-          absl::StrCat("cannot create kernel for ", PrintSpec(s), ": dtype is ",
-                       Name(s.aux[i].dtype), ", must be f32 (bf16 is not implemented yet)"));
+      return absl::UnimplementedError(absl::StrCat(
+          "cannot create kernel for ", PrintSpec(s), ": dtype is ",
+          Name(s.aux[i].dtype), ", must be f32 (bf16 is not implemented yet)"));
   }
   if (s.b != 1)
-    return absl::UnimplementedError(absl::StrCat("cannot create kernel for ", PrintSpec(s),
-                                                 ": batch is ", s.b,
-                                                 ", must be 1 (batch is not implemented yet)"));
+    return absl::UnimplementedError(
+        absl::StrCat("cannot create kernel for ", PrintSpec(s), ": batch is ",
+                     s.b, ", must be 1 (batch is not implemented yet)"));
   if (s.budget) {
     Budget max = t.MaxBudget();
     if (s.budget->vrf > max.vrf || s.budget->l1_lines > max.l1_lines)
       return absl::InvalidArgumentError(absl::StrCat(
-          "cannot create kernel for ", PrintSpec(s), ": budget exceeds the target's vrf:",
-          max.vrf, ",l1:", max.l1_lines));
+          "cannot create kernel for ", PrintSpec(s),
+          ": budget exceeds the target's vrf:", max.vrf, ",l1:", max.l1_lines));
   }
   return absl::OkStatus();
 }
@@ -79,8 +81,8 @@ absl::StatusOr<KernelPtr> Runtime::Get(const Spec& spec) {
   if (!target_.ok()) return target_.status();
   AMARENA_RETURN_IF_ERROR(CheckSupported(spec, *target_));
   Spec bound = spec.budget ? Canonical(spec) : target_->Bind(spec);
-  std::string key = absl::StrCat(PrintSpec(bound), "|", target_->Fingerprint(), "|g",
-                                 kGeneratorVersion);
+  std::string key = absl::StrCat(PrintSpec(bound), "|", target_->Fingerprint(),
+                                 "|g", kGeneratorVersion);
   std::promise<Result> promise;
   std::shared_future<Result> future;
   bool creator = false;
@@ -95,7 +97,8 @@ absl::StatusOr<KernelPtr> Runtime::Get(const Spec& spec) {
       creator = true;
     }
   }
-  if (!creator) return future.get();  // a hit, or wait for the thread creating it
+  if (!creator)
+    return future.get();  // a hit, or wait for the thread creating it
 
   Result r = Create(bound);
   promise.set_value(r);
@@ -116,10 +119,12 @@ Runtime::Result Runtime::Create(const Spec& bound) {
   AMARENA_ASSIGN_OR_RETURN(std::unique_ptr<CompiledKernel> code,
                            Compile(*impl, *target_, KernelName(bound)));
   auto t2 = Clock::now();
-  auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
-  return std::make_shared<const Kernel>(bound, *target_, std::move(impl), std::move(code),
-                                        ms(t1 - t0), ms(t2 - t1),
-                                        searcher.stats().specs_solved);
+  auto ms = [](auto d) {
+    return std::chrono::duration<double, std::milli>(d).count();
+  };
+  return std::make_shared<const Kernel>(
+      bound, *target_, std::move(impl), std::move(code), ms(t1 - t0),
+      ms(t2 - t1), searcher.stats().specs_solved);
 }
 
 }  // namespace amarena

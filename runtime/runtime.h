@@ -1,13 +1,15 @@
 // The public C++ API: ask for a Spec, get a callable kernel.
 //
 //   amarena::Runtime& rt = amarena::Runtime::Default();
-//   auto k = rt.Get("matmul 64x64x64 f32");          // absl::StatusOr<KernelPtr>
-//   if (!k.ok()) { /* k.status().message() names the problem */ }
-//   void* ops[] = {a, b, c};                          // C = A . B, row-major
+//   auto k = rt.Get("matmul 64x64x64 f32");          //
+//   absl::StatusOr<KernelPtr> if (!k.ok()) { /* k.status().message() names the
+//   problem */ } void* ops[] = {a, b, c};                          // C = A .
+//   B, row-major
 //   (*k)->Run(ops);
 //
-// Kernels are cached by canonical Spec + target fingerprint + generator version;
-// concurrent requests for a new key search and compile it once. Thread-safe.
+// Kernels are cached by canonical Spec + target fingerprint + generator
+// version; concurrent requests for a new key search and compile it once.
+// Thread-safe.
 #ifndef AMARENA_RUNTIME_RUNTIME_H_
 #define AMARENA_RUNTIME_RUNTIME_H_
 
@@ -16,10 +18,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/impl.h"
 #include "core/target.h"
 
@@ -31,14 +33,18 @@ class CompiledKernel;
 
 class Kernel {
  public:
-  Kernel(Spec spec, Target target, ImplPtr impl, std::unique_ptr<CompiledKernel> code,
-         double synth_ms, double jit_ms, int64_t specs_solved);
+  Kernel(Spec spec, Target target, ImplPtr impl,
+         std::unique_ptr<CompiledKernel> code, double synth_ms, double jit_ms,
+         int64_t specs_solved);
   ~Kernel();
 
-  // operands[i] points at operand i (matmul: A, B, C), dense, in the Spec's layouts.
+  // operands[i] points at operand i (matmul: A, B, C), dense, in the Spec's
+  // layouts.
   void Run(void* const* operands) const;
 
-  const Spec& spec() const { return spec_; }  // bound: carries the budget searched
+  const Spec& spec() const {
+    return spec_;
+  }  // bound: carries the budget searched
   Isa isa() const { return target_.isa; }
   const std::string& name() const;
   const ImplNode& impl() const { return *impl_; }
@@ -59,8 +65,8 @@ using KernelPtr = std::shared_ptr<const Kernel>;
 
 class Runtime {
  public:
-  // The process-wide runtime for this CPU. Never fails to exist; Get() reports a CPU
-  // without AVX2+FMA as FailedPrecondition.
+  // The process-wide runtime for this CPU. Never fails to exist; Get() reports
+  // a CPU without AVX2+FMA as FailedPrecondition.
   static Runtime& Default();
 
   // A runtime for an explicit target (tests, tools).

@@ -1,7 +1,7 @@
-// An action: one rewrite applied to a Spec, described by its kind and parameters (never
-// by an enumeration index, so stored decisions survive changes to the enumeration).
-// A Candidate pairs an action with what it does: the Expansion (core/impl.h) whose
-// child Specs the search must solve.
+// An action: one rewrite applied to a Spec, described by its kind and
+// parameters (never by an enumeration index, so stored decisions survive
+// changes to the enumeration). A Candidate pairs an action with what it does:
+// the Expansion (core/impl.h) whose child Specs the search must solve.
 //
 //   Action{.kind = ActionKind::kTile, .dim = Dim::kN, .size = 16}
 #ifndef AMARENA_SEARCH_ACTION_H_
@@ -17,10 +17,10 @@ enum class ActionKind : uint8_t { kTile, kSplit, kToAccum, kMove, kSelect };
 
 struct Action {
   ActionKind kind = ActionKind::kSelect;
-  Dim dim = Dim::kM;        // kTile, kSplit
-  int64_t size = 0;         // kTile, kSplit
-  int operand = 0;          // kMove
-  TensorAux to{};           // kMove
+  Dim dim = Dim::kM;                       // kTile, kSplit
+  int64_t size = 0;                        // kTile, kSplit
+  int operand = 0;                         // kMove
+  TensorAux to{};                          // kMove
   KernelId kernel = KernelId::kScalarFma;  // kSelect
 
   friend bool operator==(const Action&, const Action&) = default;

@@ -13,7 +13,8 @@ namespace amarena {
 absl::StatusOr<ImplPtr> Searcher::Solve(const Spec& root) {
   if (!root.budget)
     return absl::InvalidArgumentError(
-        absl::StrCat("cannot search ", PrintSpec(root), ": budget is unset, must be bound "
+        absl::StrCat("cannot search ", PrintSpec(root),
+                     ": budget is unset, must be bound "
                      "to a target"));
   auto start = std::chrono::steady_clock::now();
   const Entry& e = SolveSpec(root);
@@ -21,8 +22,8 @@ absl::StatusOr<ImplPtr> Searcher::Solve(const Spec& root) {
                    std::chrono::steady_clock::now() - start)
                    .count();
   if (!e.feasible)
-    return absl::NotFoundError(absl::StrCat("cannot implement ", PrintSpec(root),
-                                            ": no tree fits the budget"));
+    return absl::NotFoundError(absl::StrCat(
+        "cannot implement ", PrintSpec(root), ": no tree fits the budget"));
   return Build(root);
 }
 
@@ -57,8 +58,8 @@ const Searcher::Entry& Searcher::SolveSpec(const Spec& s) {
         break;
       }
       child_costs.push_back(ce.cost);
-      // Branch and bound: costs only grow with more children (every coefficient is at
-      // least 1), so once the children so far exceed the incumbent, stop.
+      // Branch and bound: costs only grow with more children (every coefficient
+      // is at least 1), so once the children so far exceed the incumbent, stop.
       partial += ce.cost.main;
       if (result.feasible && partial > result.cost.main) {
         ok = false;
@@ -73,7 +74,8 @@ const Searcher::Entry& Searcher::SolveSpec(const Spec& s) {
       result.best = std::move(c);
     }
   }
-  // `memo_` may have rehashed while children were solved: look the slot up again.
+  // `memo_` may have rehashed while children were solved: look the slot up
+  // again.
   Entry& slot = memo_[s];
   slot = std::move(result);
   return slot;
@@ -86,7 +88,8 @@ ImplPtr Searcher::Build(const Spec& s) {
   node->spec = s;
   node->how = e.best.expansion;
   node->cost = e.cost;
-  for (const Spec& child : e.best.expansion.children) node->children.push_back(Build(child));
+  for (const Spec& child : e.best.expansion.children)
+    node->children.push_back(Build(child));
   return node;
 }
 

@@ -1,7 +1,8 @@
-// The DP search: the cheapest Impl for a Spec under the cost model, over every tree the
-// rewrites (search/rewrites/registry.h) allow. Top-down and memoised on the whole Spec,
-// budget included, which is what makes it exact: every node's cost is monotone in its
-// children's, so the best child for each sub-Spec gives the best parent.
+// The DP search: the cheapest Impl for a Spec under the cost model, over every
+// tree the rewrites (search/rewrites/registry.h) allow. Top-down and memoised
+// on the whole Spec, budget included, which is what makes it exact: every
+// node's cost is monotone in its children's, so the best child for each
+// sub-Spec gives the best parent.
 //
 //   Searcher s(target);
 //   absl::StatusOr<ImplPtr> impl = s.Solve(target.Bind(spec));
@@ -29,8 +30,9 @@ class Searcher {
  public:
   explicit Searcher(const Target& target) : target_(target) {}
 
-  // `root` must carry a budget (Target::Bind). NotFound if no tree implements it
-  // (cannot happen for a bound user Spec: tiling to 1x1x1 always reaches a kernel).
+  // `root` must carry a budget (Target::Bind). NotFound if no tree implements
+  // it (cannot happen for a bound user Spec: tiling to 1x1x1 always reaches a
+  // kernel).
   absl::StatusOr<ImplPtr> Solve(const Spec& root);
 
   // The best cost of a Spec, or nullopt if no Impl fits its budget.

@@ -1,5 +1,5 @@
-// amarena cpu: detected features, cache sizes and the measured FMA peak (ymm and zmm),
-// so every speed can be read as a fraction of peak from the same run.
+// amarena cpu: detected features, cache sizes and the measured FMA peak (ymm
+// and zmm), so every speed can be read as a fraction of peak from the same run.
 #include <cstdio>
 
 #include "jit/cpu_features.h"
@@ -21,10 +21,12 @@ int CpuCommand(bool json) {
               static_cast<long long>(f.l1d_bytes / 1024),
               static_cast<long long>(f.l2_bytes / 1024),
               static_cast<long long>(f.l3_bytes / 1024));
-  std::printf("target:    %s\n", t.ok() ? t->Fingerprint().c_str()
-                                        : std::string(t.status().message()).c_str());
-  std::printf("fma peak:  ymm %.1f GFLOP/s, zmm %s GFLOP/s (one thread)\n", ymm.gflops,
-              zmm.available ? absl::StrFormat("%.1f", zmm.gflops).c_str() : "n/a");
+  std::printf("target:    %s\n",
+              t.ok() ? t->Fingerprint().c_str()
+                     : std::string(t.status().message()).c_str());
+  std::printf(
+      "fma peak:  ymm %.1f GFLOP/s, zmm %s GFLOP/s (one thread)\n", ymm.gflops,
+      zmm.available ? absl::StrFormat("%.1f", zmm.gflops).c_str() : "n/a");
   if (json) {
     JsonLine j;
     j.Add("brand", f.brand);

@@ -1,6 +1,6 @@
-// amarena explain SPEC: run the search only and show what it chose and why it costs
-// what it does: one node per line with its Spec, cost and peak use per level, then the
-// search statistics.
+// amarena explain SPEC: run the search only and show what it chose and why it
+// costs what it does: one node per line with its Spec, cost and peak use per
+// level, then the search statistics.
 #include <cstdio>
 
 #include "core/spec_text.h"
@@ -23,14 +23,16 @@ int ExplainCommand(const std::string& text, bool json) {
   Searcher searcher(*target);
   absl::StatusOr<ImplPtr> impl = searcher.Solve(root);
   if (!impl.ok()) {
-    std::fprintf(stderr, "amarena: %s\n", std::string(impl.status().message()).c_str());
+    std::fprintf(stderr, "amarena: %s\n",
+                 std::string(impl.status().message()).c_str());
     return 2;
   }
   const SearchStats& st = searcher.stats();
   std::printf("%s", PrintImpl(**impl).c_str());
-  std::printf("search: %.2f ms, %lld Specs solved, %lld candidates costed, %d nodes\n",
-              st.ms, static_cast<long long>(st.specs_solved),
-              static_cast<long long>(st.candidates_tried), CountNodes(**impl));
+  std::printf(
+      "search: %.2f ms, %lld Specs solved, %lld candidates costed, %d nodes\n",
+      st.ms, static_cast<long long>(st.specs_solved),
+      static_cast<long long>(st.candidates_tried), CountNodes(**impl));
   if (json) {
     JsonLine j;
     j.Add("spec", PrintSpec(root));

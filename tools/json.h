@@ -1,25 +1,37 @@
 // A minimal writer for the one-line JSON objects the CLI prints last (--json).
 //
-//   JsonLine j;  j.Add("spec", text);  j.Add("ok", true);  puts(j.str().c_str());
+//   JsonLine j;  j.Add("spec", text);  j.Add("ok", true);
+//   puts(j.str().c_str());
 #ifndef AMARENA_TOOLS_JSON_H_
 #define AMARENA_TOOLS_JSON_H_
 
 #include <cmath>
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
 
 namespace amarena::tools {
 
 class JsonLine {
  public:
-  void Add(absl::string_view key, absl::string_view v) { Key(key); Quote(v); }
-  void Add(absl::string_view key, const char* v) { Add(key, absl::string_view(v)); }
-  void Add(absl::string_view key, bool v) { Key(key); out_ += v ? "true" : "false"; }
-  void Add(absl::string_view key, int64_t v) { Key(key); absl::StrAppend(&out_, v); }
+  void Add(absl::string_view key, absl::string_view v) {
+    Key(key);
+    Quote(v);
+  }
+  void Add(absl::string_view key, const char* v) {
+    Add(key, absl::string_view(v));
+  }
+  void Add(absl::string_view key, bool v) {
+    Key(key);
+    out_ += v ? "true" : "false";
+  }
+  void Add(absl::string_view key, int64_t v) {
+    Key(key);
+    absl::StrAppend(&out_, v);
+  }
   void Add(absl::string_view key, double v) {
     Key(key);
     out_ += std::isfinite(v) ? absl::StrFormat("%.6g", v) : "null";

@@ -9,28 +9,38 @@
 #include "tools/commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"amarena: searches, JIT-compiles and runs tensor-operation kernels"};
+  CLI::App app{
+      "amarena: searches, JIT-compiles and runs tensor-operation kernels"};
   app.require_subcommand(1);
 
   amarena::tools::RunOptions run;
   CLI::App* run_cmd = app.add_subcommand(
       "run", "search, JIT, verify against the reference and time one Spec");
-  run_cmd->add_option("spec", run.spec, "the Spec, e.g. \"matmul 256x256x256 f32\"")
+  run_cmd
+      ->add_option("spec", run.spec,
+                   "the Spec, e.g. \"matmul 256x256x256 f32\"")
       ->required();
-  run_cmd->add_option("--reps", run.reps, "timed runs (default: about 0.3 s worth)")
+  run_cmd
+      ->add_option("--reps", run.reps,
+                   "timed runs (default: about 0.3 s worth)")
       ->check(CLI::PositiveNumber);
-  run_cmd->add_flag("--json", run.json, "print one JSON object as the last line");
+  run_cmd->add_flag("--json", run.json,
+                    "print one JSON object as the last line");
 
   std::string explain_spec;
   bool explain_json = false;
   CLI::App* explain_cmd = app.add_subcommand(
-      "explain", "search only: the chosen tree with each node's Spec, cost and peaks");
+      "explain",
+      "search only: the chosen tree with each node's Spec, cost and peaks");
   explain_cmd->add_option("spec", explain_spec, "the Spec")->required();
-  explain_cmd->add_flag("--json", explain_json, "print one JSON object as the last line");
+  explain_cmd->add_flag("--json", explain_json,
+                        "print one JSON object as the last line");
 
   bool cpu_json = false;
-  CLI::App* cpu_cmd = app.add_subcommand("cpu", "features and measured FMA peak");
-  cpu_cmd->add_flag("--json", cpu_json, "print one JSON object as the last line");
+  CLI::App* cpu_cmd =
+      app.add_subcommand("cpu", "features and measured FMA peak");
+  cpu_cmd->add_flag("--json", cpu_json,
+                    "print one JSON object as the last line");
 
   try {
     app.parse(argc, argv);
@@ -42,6 +52,7 @@ int main(int argc, char** argv) {
   }
   if (*run_cmd) return amarena::tools::RunCommand(run);
   if (*cpu_cmd) return amarena::tools::CpuCommand(cpu_json);
-  if (*explain_cmd) return amarena::tools::ExplainCommand(explain_spec, explain_json);
+  if (*explain_cmd)
+    return amarena::tools::ExplainCommand(explain_spec, explain_json);
   return 2;
 }

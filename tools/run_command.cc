@@ -1,5 +1,5 @@
-// amarena run SPEC: search, JIT, run on random inputs, check against the reference,
-// time it, and print the chosen Impl tree.
+// amarena run SPEC: search, JIT, run on random inputs, check against the
+// reference, time it, and print the chosen Impl tree.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -16,7 +16,8 @@ namespace amarena::tools {
 int RunCommand(const RunOptions& opt) {
   absl::StatusOr<KernelPtr> k = Runtime::Default().Get(opt.spec);
   if (!k.ok()) {
-    std::fprintf(stderr, "amarena: %s\n", std::string(k.status().message()).c_str());
+    std::fprintf(stderr, "amarena: %s\n",
+                 std::string(k.status().message()).c_str());
     return 2;
   }
   const Kernel& kernel = **k;
@@ -32,10 +33,12 @@ int RunCommand(const RunOptions& opt) {
   std::vector<double> ns;
   int64_t reps = opt.reps;
   auto deadline = Clock::now() + std::chrono::milliseconds(300);
-  for (int64_t i = 0; reps > 0 ? i < reps : (i < 3 || Clock::now() < deadline); ++i) {
+  for (int64_t i = 0; reps > 0 ? i < reps : (i < 3 || Clock::now() < deadline);
+       ++i) {
     auto t0 = Clock::now();
     kernel.Run(ops.ptrs());
-    ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
+    ns.push_back(
+        std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
   }
   std::sort(ns.begin(), ns.end());
   double median_ns = ns[ns.size() / 2];
@@ -50,9 +53,10 @@ int RunCommand(const RunOptions& opt) {
               static_cast<long long>(kernel.specs_solved()));
   std::printf("jit:      %.3f ms\n", kernel.jit_ms());
   std::printf("check:    %s (max relative error %.3g, tolerance %.3g)\n",
-              v.ok ? "matches reference" : "MISMATCH", v.max_rel_err, v.tolerance);
-  std::printf("speed:    %.2f GFLOP/s (median of %zu runs, %.1f us each)\n", gflops,
-              ns.size(), median_ns / 1000);
+              v.ok ? "matches reference" : "MISMATCH", v.max_rel_err,
+              v.tolerance);
+  std::printf("speed:    %.2f GFLOP/s (median of %zu runs, %.1f us each)\n",
+              gflops, ns.size(), median_ns / 1000);
   if (opt.json) {
     JsonLine j;
     j.Add("spec", PrintSpec(spec));

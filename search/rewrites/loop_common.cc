@@ -6,9 +6,15 @@ namespace amarena {
 
 Spec WithExtent(Spec s, Dim d, int64_t extent) {
   switch (d) {
-    case Dim::kM: s.m = extent; break;
-    case Dim::kK: s.k = extent; break;
-    case Dim::kN: s.n = extent; break;
+    case Dim::kM:
+      s.m = extent;
+      break;
+    case Dim::kK:
+      s.k = extent;
+      break;
+    case Dim::kN:
+      s.n = extent;
+      break;
   }
   return Canonical(s);
 }

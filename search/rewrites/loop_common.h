@@ -1,5 +1,6 @@
-// Shared by tile.cc and split.cc: build a Loop over one dimension of a Spec with
-// power-of-two tiles, the last partial tile becoming its own remainder sub-Spec.
+// Shared by tile.cc and split.cc: build a Loop over one dimension of a Spec
+// with power-of-two tiles, the last partial tile becoming its own remainder
+// sub-Spec.
 #ifndef AMARENA_SEARCH_REWRITES_LOOP_COMMON_H_
 #define AMARENA_SEARCH_REWRITES_LOOP_COMMON_H_
 

@@ -1,20 +1,27 @@
 // Move an operand to a faster memory level.
-// Applies to: operands of Matmul, MatmulAccum and Zero (Moves are what this creates).
-//   - GL -> L1, a cache view: same layout; the tile's lines must fit the L1 budget.
-//     No code; the cost model charges the lines as traffic wherever the view sits.
-//   - L1 -> VRF, a register tile, for the output only: v8 when its columns are a whole
-//     number of vectors, else v1 (one scalar per register); its registers must fit.
-// Yields: an Alloc. A view has one child (the Spec with the operand now in L1) whose L1
+// Applies to: operands of Matmul, MatmulAccum and Zero (Moves are what this
+// creates).
+//   - GL -> L1, a cache view: same layout; the tile's lines must fit the L1
+//   budget.
+//     No code; the cost model charges the lines as traffic wherever the view
+//     sits.
+//   - L1 -> VRF, a register tile, for the output only: v8 when its columns are
+//   a whole
+//     number of vectors, else v1 (one scalar per register); its registers must
+//     fit.
+// Yields: an Alloc. A view has one child (the Spec with the operand now in L1)
+// whose L1
 //   budget is what is left, rounded down to a power of two. A register tile has
-//   [Move L1->VRF if the operand is read,] body[, Move VRF->L1 if it is written], all
-//   under the VRF budget minus the tile's registers.
+//   [Move L1->VRF if the operand is read,] body[, Move VRF->L1 if it is
+//   written], all under the VRF budget minus the tile's registers.
 #include "core/status_macros.h"
 #include "search/rewrites/registry.h"
 
 namespace amarena {
 namespace {
 
-Candidate MakeAlloc(const Spec& s, int i, TensorAux to, Budget child_budget, bool view) {
+Candidate MakeAlloc(const Spec& s, int i, TensorAux to, Budget child_budget,
+                    bool view) {
   Spec body = s;
   body.aux[i] = to;
   body.budget = child_budget;
@@ -62,8 +69,9 @@ void MoveOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
       child.l1_lines = FloorPow2(budget.l1_lines - lines);
       out.push_back(MakeAlloc(s, i, to, child, /*view=*/true));
     } else if (op.aux.level == Level::kL1 && i == s.OutputIndex()) {
-      TensorAux to{op.aux.dtype, Level::kVRF, Layout::kRowMajor,
-                   static_cast<uint8_t>(op.cols % t.f32_lanes == 0 ? t.f32_lanes : 1)};
+      TensorAux to{
+          op.aux.dtype, Level::kVRF, Layout::kRowMajor,
+          static_cast<uint8_t>(op.cols % t.f32_lanes == 0 ? t.f32_lanes : 1)};
       TensorSpec reg = op;
       reg.aux = to;
       if (reg.Registers() > budget.vrf) continue;

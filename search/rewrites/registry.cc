@@ -3,13 +3,11 @@
 namespace amarena {
 
 std::span<const Rewrite> Rewrites() {
-  // Cheap leaves first, so a good incumbent exists before the big subtrees are tried.
+  // Cheap leaves first, so a good incumbent exists before the big subtrees are
+  // tried.
   static const Rewrite kRewrites[] = {
-      {"select", SelectKernel},
-      {"move", MoveOperand},
-      {"to-accum", ToAccum},
-      {"tile", TileOut},
-      {"split", SplitK},
+      {"select", SelectKernel}, {"move", MoveOperand}, {"to-accum", ToAccum},
+      {"tile", TileOut},        {"split", SplitK},
   };
   return kRewrites;
 }

@@ -1,6 +1,6 @@
-// The rewrites the search may apply, in the order it tries them. This list is the only
-// place to add one: each rewrite is a function in its own file under search/rewrites/
-// that appends every Candidate it offers for a Spec.
+// The rewrites the search may apply, in the order it tries them. This list is
+// the only place to add one: each rewrite is a function in its own file under
+// search/rewrites/ that appends every Candidate it offers for a Spec.
 //
 //   std::vector<Candidate> out;
 //   for (const Rewrite& r : Rewrites()) r.enumerate(spec, target, out);
@@ -15,18 +15,22 @@
 
 namespace amarena {
 
-using EnumerateFn = void (*)(const Spec&, const Target&, std::vector<Candidate>&);
+using EnumerateFn = void (*)(const Spec&, const Target&,
+                             std::vector<Candidate>&);
 
 struct Rewrite {
   absl::string_view name;
   EnumerateFn enumerate;
 };
 
-void SelectKernel(const Spec&, const Target&, std::vector<Candidate>&);  // select.cc
-void MoveOperand(const Spec&, const Target&, std::vector<Candidate>&);   // move.cc
-void ToAccum(const Spec&, const Target&, std::vector<Candidate>&);       // to_accum.cc
-void TileOut(const Spec&, const Target&, std::vector<Candidate>&);       // tile.cc
-void SplitK(const Spec&, const Target&, std::vector<Candidate>&);        // split.cc
+void SelectKernel(const Spec&, const Target&,
+                  std::vector<Candidate>&);  // select.cc
+void MoveOperand(const Spec&, const Target&,
+                 std::vector<Candidate>&);  // move.cc
+void ToAccum(const Spec&, const Target&,
+             std::vector<Candidate>&);  // to_accum.cc
+void TileOut(const Spec&, const Target&, std::vector<Candidate>&);  // tile.cc
+void SplitK(const Spec&, const Target&, std::vector<Candidate>&);   // split.cc
 
 std::span<const Rewrite> Rewrites();
 

@@ -1,5 +1,6 @@
 // Select a microkernel.
-// Applies to: any Spec for which a kernel in core/kernels.h says `applies` and whose
+// Applies to: any Spec for which a kernel in core/kernels.h says `applies` and
+// whose
 //   scratch registers fit the VRF budget.
 // Yields: a Kernel leaf; no sub-Specs.
 #include "core/status_macros.h"

@@ -1,8 +1,11 @@
 // Split the reduction dimension k.
-// Applies to: MatmulAccum (the accumulation makes the pieces independent of order);
+// Applies to: MatmulAccum (the accumulation makes the pieces independent of
+// order);
 //   sizes are powers of two below k.
-// Yields: a serial Loop over k whose body is the MatmulAccum on a k-slice (A's columns,
-//   B's rows) and, if the size does not divide k, one remainder slice. Budgets unchanged.
+// Yields: a serial Loop over k whose body is the MatmulAccum on a k-slice (A's
+// columns,
+//   B's rows) and, if the size does not divide k, one remainder slice. Budgets
+//   unchanged.
 #include "search/rewrites/loop_common.h"
 #include "search/rewrites/registry.h"
 

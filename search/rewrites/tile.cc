@@ -1,11 +1,14 @@
 // Tile the output along m or n.
-// Applies to: Matmul, MatmulAccum, Zero, Move; tile sizes are powers of two below the
-//   extent. A tile need not divide the extent. Along n, a tile of a v8 register operand
-//   must be a whole number of registers (register tiles are never split inside a
-//   register).
-// Yields: a serial Loop whose body is the same Spec on one tile (inputs follow: A's rows
-//   with m, B's columns with n) and, if the size does not divide, one remainder Spec
-//   covering the last partial tile. Budgets are unchanged: a loop allocates nothing.
+// Applies to: Matmul, MatmulAccum, Zero, Move; tile sizes are powers of two
+// below the
+//   extent. A tile need not divide the extent. Along n, a tile of a v8 register
+//   operand must be a whole number of registers (register tiles are never split
+//   inside a register).
+// Yields: a serial Loop whose body is the same Spec on one tile (inputs follow:
+// A's rows
+//   with m, B's columns with n) and, if the size does not divide, one remainder
+//   Spec covering the last partial tile. Budgets are unchanged: a loop
+//   allocates nothing.
 #include "search/rewrites/loop_common.h"
 #include "search/rewrites/registry.h"
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/string_view.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/string_view.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/matchers.h"
@@ -190,10 +190,10 @@ void ExpectParseError(absl::string_view text,
   absl::StatusOr<Spec> s = ParseSpec(text);
   ASSERT_THAT(
       s, StatusIs(absl::StatusCode::kInvalidArgument,
-                  StartsWith(absl::StrCat("cannot parse spec '",
-                                          absl::StrReplaceAll(text, {{"\t", "\\t"},
-                                                                     {"\n", "\\n"}}),
-                                          "': "))))
+                  StartsWith(absl::StrCat(
+                      "cannot parse spec '",
+                      absl::StrReplaceAll(text, {{"\t", "\\t"}, {"\n", "\\n"}}),
+                      "': "))))
       << "text: " << text;
   std::string message(s.status().message());
   EXPECT_THAT(message, Not(HasSubstr("\n"))) << text;

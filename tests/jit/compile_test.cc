@@ -1,9 +1,10 @@
 // Whole programs: search + JIT + run, against the scalar reference.
-#include "core/spec_text.h"
 #include "jit/compile.h"
-#include "search/search.h"
+
+#include "core/spec_text.h"
 #include "gtest/gtest.h"
 #include "runtime/host.h"
+#include "search/search.h"
 #include "tests/testing/check_kernel.h"
 #include "tests/testing/random_specs.h"
 
@@ -21,14 +22,15 @@ TEST(CompileTest, OddAndEdgeShapes) {
   const int64_t dims[] = {1, 2, 7, 8, 9, 13, 16, 17, 31, 100};
   for (int64_t m : dims)
     for (int64_t k : {1, 7, 13, 64, 100})
-      for (int64_t n : dims) EXPECT_TRUE(KernelMatchesReference(Rt(), Spec::Matmul(m, k, n)));
+      for (int64_t n : dims)
+        EXPECT_TRUE(KernelMatchesReference(Rt(), Spec::Matmul(m, k, n)));
 }
 
 TEST(CompileTest, IssueShapes) {
   for (const char* text :
        {"matmul 1x1x1 f32", "matmul 7x13x5 f32", "matmul 64x64x64 f32",
-        "matmul 100x100x100 f32", "matmul 256x256x256 f32", "matmul 513x257x129 f32",
-        "matmul 1x2048x16384 f32"}) {
+        "matmul 100x100x100 f32", "matmul 256x256x256 f32",
+        "matmul 513x257x129 f32", "matmul 1x2048x16384 f32"}) {
     absl::StatusOr<Spec> s = ParseSpec(text);
     ASSERT_TRUE(s.ok()) << s.status();
     EXPECT_TRUE(KernelMatchesReference(Rt(), *s));
@@ -42,11 +44,13 @@ TEST(CompileTest, LayoutsAndAccumulation) {
     for (const TensorAux& a : {row, col})
       for (const TensorAux& b : {row, col})
         for (const TensorAux& c : {row, col})
-          EXPECT_TRUE(KernelMatchesReference(Rt(), Spec::Matmul(37, 19, 41, a, b, c, accum)));
+          EXPECT_TRUE(KernelMatchesReference(
+              Rt(), Spec::Matmul(37, 19, 41, a, b, c, accum)));
 }
 
 TEST(CompileTest, ZeroSpecs) {
-  for (const char* text : {"zero 13x29 f32", "zero 64x64 f32 out=col", "zero 1x1 f32"}) {
+  for (const char* text :
+       {"zero 13x29 f32", "zero 64x64 f32 out=col", "zero 1x1 f32"}) {
     absl::StatusOr<Spec> s = ParseSpec(text);
     ASSERT_TRUE(s.ok()) << s.status();
     EXPECT_TRUE(KernelMatchesReference(Rt(), *s)) << text;
@@ -66,22 +70,26 @@ TEST(CompileTest, RandomShapes) {
 namespace amarena {
 namespace {
 
-// With only the three operand bases in registers, every loop counter lives on the stack.
+// With only the three operand bases in registers, every loop counter lives on
+// the stack.
 TEST(CompileTest, LoopCountersSpillToTheStackWhenGprsRunOut) {
   Target t = *HostTarget();
-  for (const Spec& user : {Spec::Matmul(100, 37, 70), Spec::Matmul(64, 300, 9)}) {
+  for (const Spec& user :
+       {Spec::Matmul(100, 37, 70), Spec::Matmul(64, 300, 9)}) {
     Searcher searcher(t);
     absl::StatusOr<ImplPtr> impl = searcher.Solve(t.Bind(user));
     ASSERT_TRUE(impl.ok()) << impl.status();
     for (size_t gprs : {3, 4, 14}) {
-      auto code = Compile(**impl, t, "spill_test", CompileOptions{.max_gprs = gprs});
+      auto code =
+          Compile(**impl, t, "spill_test", CompileOptions{.max_gprs = gprs});
       ASSERT_TRUE(code.ok()) << code.status();
       Operands ops(user);
       FillRandom(user, ops, 3);
       std::vector<uint8_t> before = ops.Snapshot(2);
       (**code)(ops.ptrs());
       Verdict v = CheckAgainstReference(user, ops, before);
-      EXPECT_TRUE(v.ok) << PrintSpec(user) << " with " << gprs << " GPRs: " << v.max_rel_err;
+      EXPECT_TRUE(v.ok) << PrintSpec(user) << " with " << gprs
+                        << " GPRs: " << v.max_rel_err;
     }
   }
 }

@@ -40,15 +40,18 @@ TEST(RuntimeTest, BadSpecIsInvalidArgument) {
   Runtime rt(HostTarget());
   auto k = rt.Get("matmul 0x5x5 f32");
   EXPECT_EQ(k.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(k.status().message().find("dimension M is 0"), absl::string_view::npos);
+  EXPECT_NE(k.status().message().find("dimension M is 0"),
+            absl::string_view::npos);
 }
 
 TEST(RuntimeTest, UnsupportedFeaturesAreUnimplemented) {
   Runtime rt(HostTarget());
   EXPECT_EQ(rt.Get("matmul 4x4x4 bf16*bf16->f32").status().code(),
             absl::StatusCode::kUnimplemented);
-  EXPECT_EQ(rt.Get("matmul 2x4x4x4 f32").status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_EQ(rt.Get("move 4x4 f32").status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(rt.Get("matmul 2x4x4x4 f32").status().code(),
+            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(rt.Get("move 4x4 f32").status().code(),
+            absl::StatusCode::kUnimplemented);
 }
 
 TEST(RuntimeTest, InternalLevelsAreRejected) {
@@ -62,7 +65,8 @@ TEST(RuntimeTest, CpuWithoutAvx2OrFmaIsFailedPrecondition) {
   old_cpu.brand = "test CPU";
   absl::StatusOr<Target> t = TargetFor(old_cpu);
   ASSERT_EQ(t.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(t.status().message().find("must include avx2 and fma"), absl::string_view::npos);
+  EXPECT_NE(t.status().message().find("must include avx2 and fma"),
+            absl::string_view::npos);
   Runtime rt(t);
   EXPECT_EQ(rt.Get("matmul 4x4x4 f32").status().code(),
             absl::StatusCode::kFailedPrecondition);

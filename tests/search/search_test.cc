@@ -31,7 +31,8 @@ bool UsesKernel(const ImplNode& n, KernelId id) {
 
 TEST(SearchTest, TreesAreConsistentWithTheCostModel) {
   Target t = Avx2();
-  for (const char* text : {"matmul 64x64x64 f32", "matmul 7x13x5 f32", "matmul 1x300x17 f32"}) {
+  for (const char* text :
+       {"matmul 64x64x64 f32", "matmul 7x13x5 f32", "matmul 1x300x17 f32"}) {
     Searcher s(t);
     auto impl = s.Solve(t.Bind(*ParseSpec(text)));
     ASSERT_TRUE(impl.ok()) << impl.status();
@@ -69,7 +70,8 @@ TEST(SearchTest, MoreBudgetNeverCostsMore) {
       for (size_t l = 0; l < std::size(l1s); ++l) {
         std::optional<Cost> c = cost(vrfs[v], l1s[l]);
         if (!c) continue;
-        // Anything feasible stays feasible, and no dearer, with one more step of either.
+        // Anything feasible stays feasible, and no dearer, with one more step
+        // of either.
         if (v + 1 < std::size(vrfs)) {
           std::optional<Cost> more = cost(vrfs[v + 1], l1s[l]);
           ASSERT_TRUE(more.has_value());
@@ -85,21 +87,23 @@ TEST(SearchTest, MoreBudgetNeverCostsMore) {
   }
 }
 
-// Strict order on Specs under which every rewrite's sub-Specs are smaller (the reason
-// the search cannot cycle): volume, then kind (Matmul > MatmulAccum > Zero/Move), then
-// total level speed.
+// Strict order on Specs under which every rewrite's sub-Specs are smaller (the
+// reason the search cannot cycle): volume, then kind (Matmul > MatmulAccum >
+// Zero/Move), then total level speed.
 std::tuple<int64_t, int, int> Size(const Spec& s) {
   int64_t volume = s.m * s.k * s.n;
   int kind = s.kind == Kind::kMatmul ? 2 : s.kind == Kind::kMatmulAccum ? 1 : 0;
   int slowness = 0;
-  for (int i = 0; i < s.NumOperands(); ++i) slowness += 2 - static_cast<int>(s.aux[i].level);
+  for (int i = 0; i < s.NumOperands(); ++i)
+    slowness += 2 - static_cast<int>(s.aux[i].level);
   return {volume, kind, slowness};
 }
 
 TEST(SearchTest, SubSpecsAreCanonicalAndStrictlySmaller) {
   Target t = Avx2();
   std::vector<Spec> todo;
-  for (const Spec& s : testing::RandomMatmuls(20, 40, /*seed=*/9)) todo.push_back(t.Bind(s));
+  for (const Spec& s : testing::RandomMatmuls(20, 40, /*seed=*/9))
+    todo.push_back(t.Bind(s));
   int checked = 0;
   while (!todo.empty() && checked < 3000) {
     Spec s = todo.back();
@@ -107,7 +111,8 @@ TEST(SearchTest, SubSpecsAreCanonicalAndStrictlySmaller) {
     for (const Candidate& c : EnumerateCandidates(s, t)) {
       for (const Spec& child : c.expansion.children) {
         EXPECT_EQ(child, Canonical(child));
-        EXPECT_LT(Size(child), Size(s)) << PrintSpec(s) << " -> " << PrintSpec(child);
+        EXPECT_LT(Size(child), Size(s))
+            << PrintSpec(s) << " -> " << PrintSpec(child);
         if (todo.size() < 200) todo.push_back(child);
         ++checked;
       }

@@ -1,4 +1,5 @@
-// Runs a kernel from a Runtime on random inputs and compares with the reference.
+// Runs a kernel from a Runtime on random inputs and compares with the
+// reference.
 //
 //   EXPECT_TRUE(KernelMatchesReference(runtime, spec));
 #ifndef AMARENA_TESTS_TESTING_CHECK_KERNEL_H_
@@ -11,7 +12,8 @@
 
 namespace amarena::testing {
 
-inline ::testing::AssertionResult KernelMatchesReference(Runtime& rt, const Spec& s,
+inline ::testing::AssertionResult KernelMatchesReference(Runtime& rt,
+                                                         const Spec& s,
                                                          uint64_t seed = 1) {
   absl::StatusOr<KernelPtr> k = rt.Get(s);
   if (!k.ok())

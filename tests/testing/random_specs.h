@@ -1,6 +1,8 @@
-// Random user-level Specs for tests: a fixed seed gives the same list everywhere.
+// Random user-level Specs for tests: a fixed seed gives the same list
+// everywhere.
 //
-//   for (const Spec& s : RandomMatmuls(/*count=*/200, /*max_dim=*/300, /*seed=*/7)) ...
+//   for (const Spec& s : RandomMatmuls(/*count=*/200, /*max_dim=*/300,
+//   /*seed=*/7)) ...
 #ifndef AMARENA_TESTS_TESTING_RANDOM_SPECS_H_
 #define AMARENA_TESTS_TESTING_RANDOM_SPECS_H_
 
@@ -11,8 +13,8 @@
 
 namespace amarena::testing {
 
-// f32 matmuls with dims uniform in 1..max_dim, random operand layouts, and every fourth
-// one accumulating.
+// f32 matmuls with dims uniform in 1..max_dim, random operand layouts, and
+// every fourth one accumulating.
 inline std::vector<Spec> RandomMatmuls(int count, int max_dim, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int64_t> dim(1, max_dim);
