@@ -12,6 +12,7 @@ packages=(
   libgtest-dev libgmock-dev googletest  # unit tests
   libbenchmark-dev      # Google Benchmark suites in bench/
   libcli11-dev          # command-line parsing for tools/amarena
+  valgrind              # tests: generated code stays inside its operands
 )
 
 if [ "${SKIP_APT:-0}" != 1 ]; then
