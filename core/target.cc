@@ -18,7 +18,7 @@ Target Target::Avx2(int64_t l1d_bytes) {
 }
 
 Spec Target::Bind(Spec s) const {
-  s.budget = MaxBudget();
+  if (!s.budget) s.budget = MaxBudget();
   return Canonical(s);
 }
 

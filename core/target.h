@@ -54,7 +54,8 @@ struct Target {
   static Target Avx2(int64_t l1d_bytes);
 
   Budget MaxBudget() const { return Budget{vector_registers, l1_lines}; }
-  // The root Spec of a search: the user's Spec with the whole budget.
+  // The root Spec of a search: the user's Spec with its own budget if it names one,
+  // else the target's whole budget.
   Spec Bind(Spec s) const;
   // Short text identifying everything that changes search results or code.
   std::string Fingerprint() const;

@@ -80,7 +80,7 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
 absl::StatusOr<KernelPtr> Runtime::Get(const Spec& spec) {
   if (!target_.ok()) return target_.status();
   AMARENA_RETURN_IF_ERROR(CheckSupported(spec, *target_));
-  Spec bound = spec.budget ? Canonical(spec) : target_->Bind(spec);
+  Spec bound = target_->Bind(spec);
   std::string key = absl::StrCat(PrintSpec(bound), "|", target_->Fingerprint(),
                                  "|g", kGeneratorVersion);
   std::promise<Result> promise;

@@ -19,7 +19,7 @@ int ExplainCommand(const std::string& text, bool json) {
     std::fprintf(stderr, "amarena: %s\n", std::string(bad.message()).c_str());
     return 2;
   }
-  Spec root = spec->budget ? *spec : target->Bind(*spec);
+  Spec root = target->Bind(*spec);
   Searcher searcher(*target);
   absl::StatusOr<ImplPtr> impl = searcher.Solve(root);
   if (!impl.ok()) {
