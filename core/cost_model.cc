@@ -5,22 +5,63 @@
 #include "core/status_macros.h"
 
 namespace amarena {
+namespace {
+
+TensorSpec Moved(const Spec& spec, const AllocInfo& a) {
+  TensorSpec t = spec.Operand(a.operand);
+  t.aux = a.to;
+  return t;
+}
+
+}  // namespace
+
+std::optional<Budget> AllocChildBudget(const Spec& spec, const AllocInfo& a) {
+  AMARENA_CHECK(spec.budget.has_value());
+  Budget b = *spec.budget;
+  TensorSpec t = Moved(spec, a);
+  if (a.kind == AllocKind::kRegisters) {
+    if (t.Registers() > b.vrf) return std::nullopt;
+    b.vrf -= t.Registers();
+    return b;
+  }
+  AMARENA_CHECK(IsCache(a.to.level));
+  int64_t& lines = b.Lines(a.to.level);
+  if (t.Lines() > lines) return std::nullopt;
+  lines = FloorPow2(lines - t.Lines());
+  if (a.kind == AllocKind::kBuffer) {
+    if (b.gpr < 1) return std::nullopt;
+    b.gpr -= 1;
+  }
+  return b;
+}
+
+Budget LoopChildBudget(const Budget& b, const LoopInfo& loop, int i) {
+  Budget c = b;
+  if (i == 0 && loop.counter_in_reg) c.gpr -= 1;
+  return c;
+}
 
 Cost ComposeCost(const Spec& spec, const Expansion& e,
                  std::span<const Cost> children, const Target& t) {
   AMARENA_CHECK(children.size() == e.children.size());
   Cost c;
   for (const Cost& ch : children) {
-    c.peak_vrf = std::max(c.peak_vrf, ch.peak_vrf);
-    c.peak_l1 = std::max(c.peak_l1, ch.peak_l1);
+    c.peak = Budget::Max(c.peak, ch.peak);
     c.depth = std::max(c.depth, ch.depth + 1);
   }
   switch (e.type) {
     case NodeType::kLoop: {
-      int64_t per_iter = children[0].main +
-                         (e.loop.full_iters > 1 ? t.cost.loop_iteration : 0);
-      c.main = e.loop.full_iters * per_iter;
+      const LoopInfo& loop = e.loop;
+      int64_t back_edge = loop.unrolled         ? 0
+                          : loop.counter_in_reg ? t.cost.loop_iteration
+                                                : t.cost.loop_iteration_stack;
+      c.main = loop.full_iters * (children[0].main + back_edge);
       if (children.size() == 2) c.main += children[1].main;
+      if (loop.counter_in_reg) {
+        c.peak.gpr = children[0].peak.gpr + 1;
+        if (children.size() == 2)
+          c.peak.gpr = std::max(c.peak.gpr, children[1].peak.gpr);
+      }
       break;
     }
     case NodeType::kBlock:
@@ -28,22 +69,60 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
       break;
     case NodeType::kAlloc: {
       for (const Cost& ch : children) c.main += ch.main;
-      TensorSpec moved = spec.Operand(e.alloc.operand);
-      moved.aux = e.alloc.to;
-      if (e.alloc.view) {
-        c.main += moved.Lines() * t.cost.line_into_l1;
-        c.peak_l1 += moved.Lines();
+      TensorSpec moved = Moved(spec, e.alloc);
+      if (e.alloc.kind == AllocKind::kRegisters) {
+        c.peak.vrf += moved.Registers();
+        break;
+      }
+      const Level to = e.alloc.to.level;
+      c.peak.Lines(to) = CeilPow2(moved.Lines() + c.peak.Lines(to));
+      if (e.alloc.kind == AllocKind::kBuffer) {
+        c.peak.gpr += 1;
       } else {
-        c.peak_vrf += moved.Registers();
+        Level from = spec.aux[e.alloc.operand].level;
+        c.main += moved.Lines() * t.cost.Line(from, moved.Dense());
       }
       break;
     }
     case NodeType::kKernel:
       c.main = Info(e.kernel).cost(spec, t);
-      c.peak_vrf = Info(e.kernel).scratch_vregs(spec, t);
+      c.peak.vrf = Info(e.kernel).scratch_vregs(spec, t);
       break;
   }
   return c;
+}
+
+}  // namespace amarena
+
+namespace amarena {
+
+int64_t LowerBound(const Spec& spec, const Target& t) {
+  // Every output column is computed by a vector kernel only as one of a group
+  // of `lanes` columns; the n % lanes left over take an FMA per element.
+  int64_t lb = 0;
+  if (spec.IsMatmul()) {
+    int64_t per_row = spec.n / t.f32_lanes + spec.n % t.f32_lanes;
+    lb = spec.b * spec.m * spec.k * per_row * t.cost.fma;
+  }
+  // Moves and zeros touch every element of their output, at most a vector at
+  // a time: a store each, unless the output is registers (then a load for a
+  // move, one unit for a zero).
+  if (!spec.IsMatmul()) {
+    const TensorSpec out = spec.Operand(spec.OutputIndex());
+    const int64_t vectors = (out.Elements() + t.f32_lanes - 1) / t.f32_lanes;
+    int64_t each = out.aux.level != Level::kVRF ? t.cost.store
+                   : spec.kind == Kind::kMove   ? t.cost.load
+                                                : 1;
+    lb += vectors * each;
+  }
+  for (int i = 0; i < spec.NumOperands(); ++i) {
+    const Level l = spec.aux[i].level;
+    if (l == Level::kL1 || l == Level::kVRF) continue;
+    TensorSpec op = spec.Operand(i);
+    int64_t bytes = op.Elements() * SizeOf(op.aux.dtype);
+    lb += (bytes + kLineBytes - 1) / kLineBytes * t.cost.Line(l, true);
+  }
+  return lb;
 }
 
 }  // namespace amarena

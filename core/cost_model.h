@@ -1,18 +1,31 @@
-// The affine cost model: a node's cost is a non-negative combination of its
-// children's plus a constant, so a cheaper child never makes its parent dearer
-// and memoised DP over Specs is exact.
+// The affine cost model, and how budget flows down the tree.
 //
-//   Loop   : F * (body + loop_iteration) + remainder   (no back-edge when F ==
-//   1) Block  : sum of children Alloc  : view: lines * line_into_l1 + body ;
-//   register tile: sum of children Kernel : the kernel's own cost
-//   (core/kernels.h)
-// Peaks: an Alloc adds its tensor's units at its level to the largest child
-// peak; a kernel's peak is its scratch registers.
+// Cost: a node's cost is a non-negative combination of its children's plus a
+// constant, so a cheaper child never makes its parent dearer and memoised DP
+// over Specs is exact.
+//   Loop   : counted: F * (body + back-edge) + remainder; unrolled: F * body +
+//            remainder (back-edge: loop_iteration, or loop_iteration_stack
+//            when the counter is in a stack slot)
+//   Block  : sum of children
+//   Alloc  : view: lines * price(source level, dense or strided) + body;
+//            buffer and register tile: sum of children (the copies are
+//            Move children with their own cost)
+//   Kernel : the kernel's own cost (core/kernels.h)
+//
+// Budget: ChildBudget says what a node leaves its children; ComposeCost's
+// peak is its inverse, the least parent budget under which every child's
+// peak still fits:
+//   view / buffer at cache level X : X -= lines, rounded down to a power of
+//                                    two; a buffer also takes one GPR (its
+//                                    base pointer)
+//   register tile                  : vrf -= registers
+//   counted loop, counter in a GPR : the body gets gpr - 1
 //
 //   Cost c = ComposeCost(spec, expansion, child_costs, target);
 #ifndef AMARENA_CORE_COST_MODEL_H_
 #define AMARENA_CORE_COST_MODEL_H_
 
+#include <optional>
 #include <span>
 
 #include "core/impl.h"
@@ -20,8 +33,26 @@
 
 namespace amarena {
 
+// The budget an Alloc leaves its children, or nullopt when the moved tensor
+// does not fit.
+std::optional<Budget> AllocChildBudget(const Spec& spec, const AllocInfo& a);
+
+// The budget a loop leaves child `i` (0 = body, 1 = remainder).
+Budget LoopChildBudget(const Budget& b, const LoopInfo& loop, int i);
+
 Cost ComposeCost(const Spec& spec, const Expansion& e,
                  std::span<const Cost> children, const Target& t);
+
+// A lower bound on the cost of every tree implementing `spec` (admissible, so
+// pruning with it keeps the search exact): the FMAs, at full vector width for
+// each whole group of `lanes` output columns and one per element for the n %
+// lanes columns left over (a vector kernel's tile is whole vectors wide); for
+// moves and zeros, one store (or register load) per vector of output; plus
+// each operand's elements brought in once from its level at the dense price.
+// Every element must reach L1 through some view out of its level, and a view
+// charges at least the dense price per line for at least elements * size / 64
+// lines.
+int64_t LowerBound(const Spec& spec, const Target& t);
 
 }  // namespace amarena
 

@@ -26,6 +26,10 @@ absl::string_view Name(Level l) {
   switch (l) {
     case Level::kGL:
       return "gl";
+    case Level::kL3:
+      return "l3";
+    case Level::kL2:
+      return "l2";
     case Level::kL1:
       return "l1";
     case Level::kVRF:
@@ -36,6 +40,8 @@ absl::string_view Name(Level l) {
 
 std::optional<Level> ParseLevel(absl::string_view s) {
   if (s == "gl") return Level::kGL;
+  if (s == "l3") return Level::kL3;
+  if (s == "l2") return Level::kL2;
   if (s == "l1") return Level::kL1;
   if (s == "vrf") return Level::kVRF;
   return std::nullopt;

@@ -2,7 +2,7 @@
 // of.
 //
 //   DType::kF32, SizeOf(DType::kBF16) == 2, ParseDType("f32")
-//   Level::kGL (DRAM, "global") < Level::kL1 < Level::kVRF (vector registers)
+//   Level::kGL (DRAM, "global") < kL3 < kL2 < kL1 < kVRF (vector registers)
 //   Layout::kRowMajor / Layout::kColMajor
 #ifndef AMARENA_CORE_DTYPE_H_
 #define AMARENA_CORE_DTYPE_H_
@@ -20,12 +20,22 @@ inline int SizeOf(DType t) { return t == DType::kF32 ? 4 : 2; }
 absl::string_view Name(DType t);
 std::optional<DType> ParseDType(absl::string_view s);
 
-// Memory levels from slowest to fastest. A cache level (L1) holds "views" of
-// data that lives in GL: moving there costs traffic but emits no code. VRF is
-// the vector register file, counted in registers; the caches and GL are counted
-// in 64-byte lines.
-enum class Level : uint8_t { kGL, kL1, kVRF };
-inline constexpr int kNumLevels = 3;
+// Memory levels from slowest to fastest. A cache level (L3, L2, L1) holds
+// either "views" of data that lives farther out (moving there costs traffic but
+// emits no code) or buffers the kernel allocates and fills (packing copies).
+// VRF is the vector register file, counted in registers; the caches and GL are
+// counted in 64-byte lines.
+enum class Level : uint8_t { kGL, kL3, kL2, kL1, kVRF };
+inline constexpr int kNumLevels = 5;
+inline constexpr Level kCacheLevels[] = {Level::kL3, Level::kL2, Level::kL1};
+
+inline bool IsCache(Level l) {
+  return l == Level::kL3 || l == Level::kL2 || l == Level::kL1;
+}
+// Whether `a` is strictly closer to the core than `b`.
+inline bool Faster(Level a, Level b) {
+  return static_cast<int>(a) > static_cast<int>(b);
+}
 
 absl::string_view Name(Level l);
 std::optional<Level> ParseLevel(absl::string_view s);

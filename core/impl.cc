@@ -29,6 +29,24 @@ int64_t Extent(const Spec& s, Dim d) {
   return 0;
 }
 
+std::string PrintPeak(const Budget& b) {
+  return absl::StrCat("vrf:", b.vrf, ",gpr:", b.gpr, ",l1:", b.l1_lines,
+                      ",l2:", b.l2_lines, ",l3:", b.l3_lines);
+}
+
+Axis OperandAxis(const Spec& s, int i, Dim d) {
+  if (!s.IsMatmul()) return d == Dim::kM ? Axis::kRows : Axis::kCols;
+  switch (d) {
+    case Dim::kM:
+      return i == 1 ? Axis::kNone : Axis::kRows;
+    case Dim::kN:
+      return i == 0 ? Axis::kNone : Axis::kCols;
+    case Dim::kK:
+      return i == 0 ? Axis::kCols : i == 1 ? Axis::kRows : Axis::kNone;
+  }
+  return Axis::kNone;
+}
+
 namespace {
 
 std::string Describe(const ImplNode& node) {
@@ -39,18 +57,23 @@ std::string Describe(const ImplNode& node) {
                           e.loop.dim == Dim::kK ? "" : Name(e.loop.dim), " by ",
                           e.loop.tile, " x", e.loop.full_iters,
                           node.HasRemainder() ? " +remainder" : "",
-                          e.loop.parallel ? " parallel" : "");
+                          e.loop.parallel ? " parallel" : "",
+                          e.loop.unrolled ? " unrolled" : "");
     case NodeType::kBlock:
       return "block";
     case NodeType::kAlloc: {
       TensorSpec t = node.spec.Operand(e.alloc.operand);
       t.aux = e.alloc.to;
       std::string where(Name(e.alloc.to.level));
+      if (e.alloc.to.layout == Layout::kColMajor) absl::StrAppend(&where, ",col");
+      if (e.alloc.to.pack) absl::StrAppend(&where, ",p", e.alloc.to.pack);
       if (e.alloc.to.vector_width)
         absl::StrAppend(&where, ",v", e.alloc.to.vector_width);
-      return absl::StrCat(e.alloc.view ? "view " : "alloc ", "operand ",
+      static constexpr absl::string_view kVerb[] = {"view", "pack", "regs"};
+      return absl::StrCat(kVerb[static_cast<int>(e.alloc.kind)], " operand ",
                           e.alloc.operand, " in ", where, " (", t.BudgetUnits(),
-                          e.alloc.view ? " lines)" : " regs)");
+                          e.alloc.kind == AllocKind::kRegisters ? " regs)"
+                                                                : " lines)");
     }
     case NodeType::kKernel:
       return absl::StrCat("kernel ", Info(e.kernel).name);
@@ -64,8 +87,8 @@ void Print(const ImplNode& node, int depth, absl::string_view role,
       absl::StrCat(std::string(2 * depth, ' '), role, Describe(node));
   if (line.size() < 48) line.resize(48, ' ');
   absl::StrAppend(&out, line, "  ", PrintSpec(node.spec),
-                  "  cost=", node.cost.main, " peak=vrf:", node.cost.peak_vrf,
-                  ",l1:", node.cost.peak_l1, "\n");
+                  "  cost=", node.cost.main, " peak=", PrintPeak(node.cost.peak),
+                  "\n");
   const Expansion& e = node.how;
   for (size_t i = 0; i < node.children.size(); ++i) {
     absl::string_view child_role;

@@ -4,10 +4,12 @@
 //   tiles,
 //            then at most one remainder tile; children: body[, remainder].
 //   Block  — a sequence; children run in order (Matmul -> Zero ; MatmulAccum).
-//   Alloc  — one operand moved to a faster level. A cache view (GL -> L1) emits
-//   no code
-//            and is charged as traffic; a register tile (L1 -> VRF) is real:
-//            children are [prologue Move,] body[, epilogue Move].
+//   Alloc  — one operand moved to a faster level, in one of three ways:
+//            a cache view (e.g. GL -> L2) emits no code and is charged as
+//            traffic; a buffer (e.g. GL -> L2 packed in panels of 16) is real
+//            memory the kernel fills with a copy; a register tile (L1 -> VRF)
+//            binds vector registers. Buffers and register tiles have children
+//            [prologue Move,] body[, epilogue Move].
 //   Kernel — a microkernel leaf (core/kernels.h).
 //
 // A rewrite produces an Expansion (the node without solved children); the
@@ -26,13 +28,19 @@
 
 namespace amarena {
 
-// Cost of an Impl: the model's time estimate, then peak use per level, then
-// depth. Ordered lexicographically, so among equally fast programs the leaner
-// one wins.
+// Cost of an Impl: the model's time estimate, then its peak use per level,
+// then depth. Ordered lexicographically, so among equally fast programs the
+// leaner one wins.
+//
+// `peak` is the smallest budget under which this exact tree is valid, given
+// how each rewrite hands budget to its children (cache budgets are rounded
+// down to powers of two on the way, so the peak of a cache level is a power of
+// two too). Hence a tree found best under budget L with peak P is best for
+// every budget between P and L: the search's memo table stores it once, as a
+// box.
 struct Cost {
   int64_t main = 0;
-  int32_t peak_vrf = 0;
-  int64_t peak_l1 = 0;
+  Budget peak;
   int32_t depth = 0;
 
   friend auto operator<=>(const Cost&, const Cost&) = default;
@@ -46,17 +54,30 @@ enum class Dim : uint8_t { kM, kK, kN };
 absl::string_view Name(Dim d);
 int64_t Extent(const Spec& s, Dim d);
 
+// How operand i's tile follows a loop over `d`: not at all, along its rows,
+// or along its columns. Matmul: m moves A's and C's rows, n moves B's and C's
+// columns, k moves A's columns and B's rows; Zero and Move: m rows, n columns.
+enum class Axis : uint8_t { kNone, kRows, kCols };
+Axis OperandAxis(const Spec& s, int i, Dim d);
+
 struct LoopInfo {
   Dim dim = Dim::kM;
   int64_t tile = 1;
   int64_t full_iters = 1;
   bool parallel = false;
+  // Unrolled when it moves a register tile (registers are bound statically)
+  // or runs once; otherwise a counted loop whose counter lives in a GPR taken
+  // from the budget, or in a stack slot when the budget has none.
+  bool unrolled = false;
+  bool counter_in_reg = false;
 };
+
+enum class AllocKind : uint8_t { kView, kBuffer, kRegisters };
 
 struct AllocInfo {
   int operand = 0;
   TensorAux to;
-  bool view = false;  // a cache view: traffic, no code
+  AllocKind kind = AllocKind::kView;
   bool prologue = false;
   bool epilogue = false;
 };
@@ -84,6 +105,8 @@ using ImplPtr = std::shared_ptr<const ImplNode>;
 // One line per node, indented by depth: what the node does, then its Spec and
 // cost.
 std::string PrintImpl(const ImplNode& root);
+// "vrf:12,gpr:3,l1:64,l2:0,l3:0".
+std::string PrintPeak(const Budget& b);
 // Number of nodes, and the distinct kernels used (for tests and logs).
 int CountNodes(const ImplNode& root);
 

@@ -11,11 +11,12 @@ bool AllF32(const Spec& s) {
   return true;
 }
 
-// A memory tile whose columns can be read vw at a time by one vector access.
+// A memory tile whose columns can be read vw at a time by one vector access:
+// row-major, and no vector straddles two panels.
 bool ColumnsVectorisable(const TensorSpec& mem, int vw) {
   if (vw == 1) return true;
-  return mem.cols % vw == 0 &&
-         (mem.aux.layout == Layout::kRowMajor || mem.cols == 1);
+  return mem.cols % vw == 0 && mem.aux.layout == Layout::kRowMajor &&
+         mem.aux.pack % vw == 0;
 }
 
 bool RegisterTileOk(const TensorSpec& r, const Target& t) {
@@ -81,7 +82,7 @@ int64_t MemZeroStores(const TensorSpec& t, int lanes) {
 bool MemZeroApplies(const Spec& s, const Target& t) {
   if (s.kind != Kind::kZero || !AllF32(s)) return false;
   TensorSpec o = s.Operand(0);
-  return o.aux.level == Level::kL1 &&
+  return o.aux.level == Level::kL1 && o.aux.pack == 0 &&
          MemZeroStores(o, t.f32_lanes) <= kMaxUnrolledStores;
 }
 int MemZeroScratch(const Spec&, const Target&) { return 1; }
@@ -113,6 +114,27 @@ int64_t VectorStoreCost(const Spec& s, const Target& t) {
   return s.Operand(0).Registers() * t.cost.store;
 }
 
+// --- kCopy ------------------------------------------------------------------
+// Move between two L1 tiles (the inner step of a packing copy). Whole vectors
+// where both tiles are contiguous along the same dimension and no vector
+// straddles a panel, single elements otherwise; one scratch register.
+int64_t CopyOps(const Spec& s, int lanes) {
+  TensorSpec src = s.Operand(0), dst = s.Operand(1);
+  if (src.aux.layout != dst.aux.layout) return s.m * s.n;
+  bool vec = src.aux.pack % lanes == 0 && dst.aux.pack % lanes == 0;
+  int64_t inner = src.InnerExtent();
+  return src.OuterExtent() * (vec ? inner / lanes + inner % lanes : inner);
+}
+bool CopyApplies(const Spec& s, const Target& t) {
+  if (s.kind != Kind::kMove || !AllF32(s)) return false;
+  return s.aux[0].level == Level::kL1 && s.aux[1].level == Level::kL1 &&
+         CopyOps(s, t.f32_lanes) <= kMaxUnrolledStores;
+}
+int OneScratch(const Spec&, const Target&) { return 1; }
+int64_t CopyCost(const Spec& s, const Target& t) {
+  return CopyOps(s, t.f32_lanes) * std::max(t.cost.load, t.cost.store);
+}
+
 const KernelInfo kInfos[kNumKernels] = {
     {"broadcast_fma", BroadcastFmaApplies, BroadcastFmaScratch,
      BroadcastFmaCost},
@@ -121,6 +143,7 @@ const KernelInfo kInfos[kNumKernels] = {
     {"mem_zero", MemZeroApplies, MemZeroScratch, MemZeroCost},
     {"vector_load", VectorLoadApplies, NoScratch, VectorLoadCost},
     {"vector_store", VectorStoreApplies, NoScratch, VectorStoreCost},
+    {"copy", CopyApplies, OneScratch, CopyCost},
 };
 
 }  // namespace

@@ -33,8 +33,10 @@ enum class KernelId : uint8_t {
   kVectorLoad,
   // Move VRF -> L1: one store per register.
   kVectorStore,
+  // Move L1 -> L1 (packing copies): vector or scalar load+store pairs.
+  kCopy,
 };
-inline constexpr int kNumKernels = 6;
+inline constexpr int kNumKernels = 7;
 // Unrolled store sequences longer than this are left to loops.
 inline constexpr int64_t kMaxUnrolledStores = 64;
 

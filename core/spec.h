@@ -25,22 +25,36 @@ namespace amarena {
 
 enum class Kind : uint8_t { kMatmul, kMatmulAccum, kZero, kMove };
 
-// What each level may still allocate: vector registers, and L1 lines (a power
-// of two, because cache budgets are discretised so equal problems share memo
-// entries). GL is unbounded.
+// What each level may still allocate: vector registers, general-purpose
+// registers (for buffer pointers and loop counters), and lines of L1, L2 and
+// L3 (powers of two, because cache budgets are discretised so equal problems
+// share memo entries). GL is unbounded.
 struct Budget {
   int32_t vrf = 0;
+  int32_t gpr = 0;
   int64_t l1_lines = 0;
+  int64_t l2_lines = 0;
+  int64_t l3_lines = 0;
 
-  friend bool operator==(const Budget&, const Budget&) = default;
+  // The lines of a cache level (IsCache(l)).
+  int64_t Lines(Level l) const;
+  int64_t& Lines(Level l);
+  // Componentwise <=: everything `*this` needs fits in `b`.
+  bool FitsIn(const Budget& b) const;
+  // Componentwise max.
+  static Budget Max(const Budget& a, const Budget& b);
+
+  friend auto operator<=>(const Budget&, const Budget&) = default;
   template <typename H>
   friend H AbslHashValue(H h, const Budget& b) {
-    return H::combine(std::move(h), b.vrf, b.l1_lines);
+    return H::combine(std::move(h), b.vrf, b.gpr, b.l1_lines, b.l2_lines,
+                      b.l3_lines);
   }
 };
 
-// Largest power of two <= x (0 for x <= 0).
+// Largest power of two <= x (0 for x <= 0), and smallest >= x (0 for x <= 0).
 int64_t FloorPow2(int64_t x);
+int64_t CeilPow2(int64_t x);
 
 enum class Access : uint8_t { kIn, kOut, kInOut };
 
@@ -78,10 +92,12 @@ struct Spec {
   }
 };
 
-// Canonical form: a 1x1 operand and every VRF operand is row-major; only VRF
-// operands carry a vector width; the L1 budget is a power of two. Equal
-// problems hash equal. (An m x 1 tile keeps its layout: it says whether the
-// tile is contiguous in memory.)
+// Canonical form: a 1x1 operand and every VRF operand is row-major and
+// unpacked; only VRF operands carry a vector width; a packed operand that is a
+// single run of at most one panel (one outer row) is plain; cache budgets are
+// powers of two. Equal problems hash equal. (An m x 1 tile keeps its layout:
+// it says whether the tile is contiguous in memory.) A cache level's budget is
+// zero when no operand is farther out than that level (nothing could use it).
 Spec Canonical(Spec s);
 
 }  // namespace amarena

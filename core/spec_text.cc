@@ -41,6 +41,7 @@ std::string PrintAux(const TensorAux& a) {
   std::vector<std::string> props;
   if (a.level != Level::kGL) props.emplace_back(Name(a.level));
   if (a.layout != Layout::kRowMajor) props.emplace_back(Name(a.layout));
+  if (a.pack != 0) props.push_back(absl::StrCat("p", a.pack));
   if (a.vector_width != 0) props.push_back(absl::StrCat("v", a.vector_width));
   return absl::StrJoin(props, ",");
 }
@@ -186,12 +187,22 @@ absl::Status Parser::ParseOperand(absl::string_view name,
         return Error(
             absl::StrCat("vector width is ", w, ", must be 1, 4, 8 or 16"));
       a.vector_width = static_cast<uint8_t>(w);
+    } else if (p.size() > 1 && p[0] == 'p') {
+      AMARENA_ASSIGN_OR_RETURN(int64_t w, Int(p.substr(1), "panel width"));
+      if (w < 1 || w > kMaxPack)
+        return Error(absl::StrCat("panel width is ", w, ", must be 1 to ",
+                                  kMaxPack));
+      a.pack = static_cast<uint16_t>(w);
     } else {
-      return Error(
-          absl::StrCat("property '", p, "' of operand ", name,
-                       " is unknown, must be gl, l1, vrf, row, col or vN"));
+      return Error(absl::StrCat("property '", p, "' of operand ", name,
+                                " is unknown, must be gl, l3, l2, l1, vrf, "
+                                "row, col, pN or vN"));
     }
   }
+  if (a.pack != 0 && a.level == Level::kVRF)
+    return Error(absl::StrCat("operand ", name,
+                              " is packed in vrf, must be packed only in "
+                              "memory"));
   if ((a.level == Level::kVRF) != (a.vector_width != 0))
     return Error(absl::StrCat(
         "operand ", name,
@@ -200,33 +211,51 @@ absl::Status Parser::ParseOperand(absl::string_view name,
 }
 
 absl::Status Parser::ParseBudget(absl::string_view v, Spec& s) {
+  static constexpr absl::string_view kWant =
+      "vrf:R,gpr:G,l1:LINES,l2:LINES,l3:LINES";
   Budget b;
-  bool have_vrf = false, have_l1 = false;
+  int seen = 0;
   for (absl::string_view part : absl::StrSplit(v, ',')) {
     std::pair<absl::string_view, absl::string_view> kv =
         absl::StrSplit(part, ':');
+    static constexpr absl::string_view kKeys[] = {"vrf", "gpr", "l1", "l2",
+                                                  "l3"};
+    int key = -1;
+    for (int i = 0; i < 5; ++i)
+      if (kv.first == kKeys[i]) key = i;
+    if (key < 0)
+      return Error(absl::StrCat("budget '", part, "' is unknown, must be ",
+                                "one of ", kWant));
     AMARENA_ASSIGN_OR_RETURN(int64_t x,
                              Int(kv.second, absl::StrCat("budget ", kv.first)));
     if (x < 0)
       return Error(
           absl::StrCat("budget ", kv.first, " is ", x, ", must be at least 0"));
-    if (kv.first == "vrf" && x > 64)
-      return Error(absl::StrCat("budget vrf is ", x, ", must be at most 64"));
-    if (kv.first == "vrf") {
-      b.vrf = static_cast<int32_t>(x);
-      have_vrf = true;
-    } else if (kv.first == "l1") {
-      b.l1_lines = x;
-      have_l1 = true;
-    } else {
-      return Error(
-          absl::StrCat("budget '", part,
-                       "' is unknown, must be vrf:R (R <= 64) or l1:LINES"));
+    if (key <= 1 && x > 64)
+      return Error(absl::StrCat("budget ", kv.first, " is ", x,
+                                ", must be at most 64"));
+    switch (key) {
+      case 0:
+        b.vrf = static_cast<int32_t>(x);
+        break;
+      case 1:
+        b.gpr = static_cast<int32_t>(x);
+        break;
+      case 2:
+        b.l1_lines = x;
+        break;
+      case 3:
+        b.l2_lines = x;
+        break;
+      case 4:
+        b.l3_lines = x;
+        break;
     }
+    seen |= 1 << key;
   }
-  if (!have_vrf || !have_l1)
+  if (seen != 31)
     return Error(
-        absl::StrCat("budget '", v, "' is incomplete, must be vrf:R,l1:LINES"));
+        absl::StrCat("budget '", v, "' is incomplete, must be ", kWant));
   s.budget = b;
   return absl::OkStatus();
 }
@@ -326,7 +355,8 @@ std::string PrintSpec(const Spec& s) {
   if (s.serial) absl::StrAppend(&out, " serial");
   if (s.budget)
     absl::StrAppend(&out, " budget=vrf:", s.budget->vrf,
-                    ",l1:", s.budget->l1_lines);
+                    ",gpr:", s.budget->gpr, ",l1:", s.budget->l1_lines,
+                    ",l2:", s.budget->l2_lines, ",l3:", s.budget->l3_lines);
   return out;
 }
 

@@ -1,20 +1,26 @@
 // The one notation for Specs, used by the CLI, the API, logs, tests and cache
 // keys.
 //
-//   matmul 256x256x256 f32                  C[256,256] = A[256,256] .
-//   B[256,256] matmul 1x2048x16384 bf16*bf16->f32 b=col matmul 4x1x16 f32 accum
-//   a=l1 b=l1 c=vrf,v8 serial budget=vrf:3,l1:512 zero 4x16 f32 out=vrf,v8 move
-//   4x16 f32 src=l1 dst=vrf,v8
+//   matmul 256x256x256 f32                       C[256,256] = A . B
+//   matmul 1x2048x16384 bf16*bf16->f32 b=col
+//   matmul 4x1x16 f32 accum a=l1 b=l1 c=vrf,v8 serial
+//       budget=vrf:3,gpr:4,l1:512,l2:16384,l3:524288
+//   matmul 6x256x16 f32 accum a=l1 b=l2,p16 c=vrf,v8
+//   zero 4x16 f32 out=vrf,v8
+//   move 256x64 f32 src=l1 dst=l2,p16
 //
 // Grammar (tokens separated by spaces):
 //   spec    := op dims dtypes option*
 //   op      := matmul | zero | move
 //   dims    := MxKxN | BxMxKxN (matmul) ; MxN (zero, move)
 //   dtypes  := T | T*T->T (matmul) ; T (zero, move) ;  T := f32 | bf16
-//   option  := accum | serial | NAME=prop(,prop)* | budget=vrf:R,l1:L
+//   option  := accum | serial | NAME=prop(,prop)*
+//            | budget=vrf:R,gpr:G,l1:L,l2:L,l3:L
 //   NAME    := a | b | c (matmul) ; out (zero) ; src | dst (move)
-//   prop    := gl | l1 | vrf | row | col | vW   (level, layout, lanes per
-//   register)
+//   prop    := gl | l3 | l2 | l1 | vrf    (level)
+//            | row | col                  (layout)
+//            | pP                         (packed in panels of P, memory only)
+//            | vW                         (lanes per register, vrf only)
 // Defaults (printed by omission): operands in GL, row-major; parallel allowed;
 // no budget (the target's whole budget). PrintSpec(ParseSpec(t)) is canonical
 // and ParseSpec(PrintSpec(s)) == s for every Spec.
@@ -31,6 +37,8 @@ namespace amarena {
 
 // Largest operand the JIT addresses with 32-bit displacements.
 inline constexpr int64_t kMaxOperandBytes = (int64_t{1} << 31) - 1;
+// Widest panel a packed layout may name.
+inline constexpr int64_t kMaxPack = 1024;
 
 std::string PrintSpec(const Spec& s);
 

@@ -8,12 +8,14 @@ absl::string_view Name(Isa isa) {
   return isa == Isa::kAvx2 ? "avx2" : "avx512";
 }
 
-Target Target::Avx2(int64_t l1d_bytes) {
+Target Target::Avx2(const CacheSizes& caches) {
   Target t;
   t.isa = Isa::kAvx2;
   t.vector_registers = 16;
   t.f32_lanes = 8;
-  t.l1_lines = FloorPow2(l1d_bytes / kLineBytes);
+  t.l1_lines = FloorPow2(caches.l1d / kLineBytes);
+  t.l2_lines = FloorPow2(caches.l2 / kLineBytes);
+  t.l3_lines = FloorPow2(caches.l3 / kLineBytes);
   return t;
 }
 
@@ -23,7 +25,8 @@ Spec Target::Bind(Spec s) const {
 }
 
 std::string Target::Fingerprint() const {
-  return absl::StrCat(Name(isa), "-vr", vector_registers, "-l1:", l1_lines,
+  return absl::StrCat(Name(isa), "-vr", vector_registers, "-gpr", gprs,
+                      "-l1:", l1_lines, "-l2:", l2_lines, "-l3:", l3_lines,
                       "-cm", kCostModelVersion);
 }
 

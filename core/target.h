@@ -1,13 +1,13 @@
-// Target: what the CPU offers the search and the JIT — ISA, vector register
-// file, cache sizes and the cost model's prices. Built from detected features
+// Target: what the CPU offers the search and the JIT — ISA, register files,
+// cache sizes and the cost model's prices. Built from detected features
 // (runtime/host.h); plain numbers here, so core/ and search/ never touch CPUID.
 //
-//   Target t = Target::Avx2(/*l1d_bytes=*/48 * 1024);
-//   Spec root = t.Bind(*ParseSpec("matmul 64x64x64 f32"));  // budget = whole
-//   target
+//   Target t = Target::Avx2({.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20});
+//   Spec root = t.Bind(*ParseSpec("matmul 64x64x64 f32"));  // whole budget
 #ifndef AMARENA_CORE_TARGET_H_
 #define AMARENA_CORE_TARGET_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -19,43 +19,84 @@ enum class Isa : uint8_t { kAvx2, kAvx512 };
 absl::string_view Name(Isa isa);
 
 // Prices of the affine cost model, in units of 1/6 of a core cycle so that
-// every throughput below is an integer. Derivation (Zen 4/5 class core, from
-// vendor optimisation guides, to be recalibrated on the host by
-// microbenchmarks):
-//   two FMA pipes          -> one vector FMA every 0.5 cycle     = 3 units
-//   three loads per cycle  -> one load every 1/3 cycle           = 2 units
-//   two stores per cycle   -> one store every 0.5 cycle          = 3 units
-//   loop back-edge (add, dec/jnz fused, overlapped by OoO)       = 2 units
-//   a 64-byte line brought into L1 from farther out: ~2 cycles   = 12 units
-//     (L2-class bandwidth; DRAM and L2/L3 are not told apart yet)
+// every throughput below is an integer. The core prices follow the Zen 4/5
+// optimisation guides; the line prices were measured on the host with
+// bench/cost_calibration (see the README, "Cost model"):
+//   two FMA pipes         -> one vector FMA every 0.5 cycle      = 3 units
+//   two ymm loads per cycle (measured)                           = 3 units
+//   two stores per cycle  -> one store every 0.5 cycle           = 3 units
+//   loop back-edge, counter in a register (add, dec/jnz fused)   = 2 units
+//   loop back-edge, counter in a stack slot (dec qword [rsp])    = 6 units
+//   a 64-byte line brought into a faster level, by where it comes from and
+//   whether the tile is read as long runs (dense: packed panels, single
+//   rows) or one short run per row (strided: a column panel of a plain
+//   matrix, which defeats the stream prefetchers and aliases in the sets).
 // Versioned: bump kCostModelVersion whenever a price or formula changes, since
 // persisted search results depend on it.
 struct CostParams {
   int64_t fma = 3;
-  int64_t load = 2;
+  int64_t load = 3;
   int64_t store = 3;
   int64_t loop_iteration = 2;
-  int64_t line_into_l1 = 12;
+  int64_t loop_iteration_stack = 6;
+  // Indexed by the source Level (kGL, kL3, kL2; L1 and VRF unused). Medians
+  // of four runs of bench/cost_calibration on the 2-core Zen 5 host (dense:
+  // sequential reads; strided: 64-byte pieces down a 4 KiB-pitch column
+  // panel, whose lines share one L1 set).
+  std::array<int64_t, kNumLevels> line_dense = {42, 15, 6, 0, 0};
+  std::array<int64_t, kNumLevels> line_strided = {94, 67, 55, 0, 0};
+
+  int64_t Line(Level from, bool dense) const {
+    return (dense ? line_dense : line_strided)[static_cast<int>(from)];
+  }
 };
-inline constexpr int kCostModelVersion = 1;
+inline constexpr int kCostModelVersion = 2;
+
+struct CacheSizes {
+  int64_t l1d = 32 << 10;
+  int64_t l2 = 512 << 10;
+  int64_t l3 = 8 << 20;
+};
 
 struct Target {
   Isa isa = Isa::kAvx2;
   // Vector registers the kernels may use: 16 ymm with AVX2 (one physical file
   // shared by scalar floats and vectors).
   int vector_registers = 16;
+  // General-purpose registers left for buffer pointers and loop counters once
+  // the operand bases and the scratch pointer are held: 14 usable (all but
+  // rsp and rdi's first use) - 3 operands - 1 scratch = 10.
+  int gprs = 10;
   // f32 lanes of the widest vector the emitter uses.
   int f32_lanes = 8;
-  // L1 data cache in lines, rounded down to a power of two (48 KiB -> 512
-  // lines).
+  // Cache capacities in lines, each rounded down to a power of two
+  // (48 KiB -> 512 lines).
   int64_t l1_lines = 512;
+  int64_t l2_lines = 8192;
+  int64_t l3_lines = 131072;
   CostParams cost;
 
-  static Target Avx2(int64_t l1d_bytes);
+  static Target Avx2(const CacheSizes& caches);
 
-  Budget MaxBudget() const { return Budget{vector_registers, l1_lines}; }
-  // The root Spec of a search: the user's Spec with its own budget if it names one,
-  // else the target's whole budget.
+  // Lines of a cache level (IsCache(l)).
+  int64_t Capacity(Level l) const {
+    return l == Level::kL1 ? l1_lines : l == Level::kL2 ? l2_lines : l3_lines;
+  }
+  // Whether a tile of `lines` may be placed in cache level `l`: always in L1;
+  // in L2 or L3 only when it would not fit the next faster level whole (else
+  // it belongs there). This is a rule of the search space, which keeps the
+  // outer levels for the blocking they exist for.
+  bool WorthPlacing(Level l, int64_t lines) const {
+    if (l == Level::kL1) return true;
+    Level faster = l == Level::kL3 ? Level::kL2 : Level::kL1;
+    return lines > Capacity(faster);
+  }
+
+  Budget MaxBudget() const {
+    return Budget{vector_registers, gprs, l1_lines, l2_lines, l3_lines};
+  }
+  // The root Spec of a search: the user's Spec with its own budget if it names
+  // one, else the target's whole budget.
   Spec Bind(Spec s) const;
   // Short text identifying everything that changes search results or code.
   std::string Fingerprint() const;

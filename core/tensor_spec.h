@@ -8,6 +8,7 @@
 #ifndef AMARENA_CORE_TENSOR_SPEC_H_
 #define AMARENA_CORE_TENSOR_SPEC_H_
 
+#include <algorithm>
 #include <cstdint>
 
 #include "core/dtype.h"
@@ -18,6 +19,12 @@ inline constexpr int kLineBytes = 64;
 
 // Everything about an operand except its shape (the shape follows from the
 // Spec's dims).
+//
+// Packed layouts: with `pack` = P > 0 the contiguous dimension is cut into
+// panels of P elements and each panel is stored whole, one after the other.
+// Row-major with P is B as K x NR panels (NR = P): element (i, j) lives at
+// (j / P) * rows * P + i * P + j % P. Column-major with P is A as MR x K panels
+// (MR = P). The last panel is padded to P.
 struct TensorAux {
   DType dtype = DType::kF32;
   Level level = Level::kGL;
@@ -25,11 +32,13 @@ struct TensorAux {
   // Lanes per register when level == kVRF (1 = one scalar per xmm register,
   // 8 = f32 ymm); 0 for every memory level.
   uint8_t vector_width = 0;
+  uint16_t pack = 0;  // panel width; 0 = plain row- or column-major
 
-  friend bool operator==(const TensorAux&, const TensorAux&) = default;
+  friend auto operator<=>(const TensorAux&, const TensorAux&) = default;
   template <typename H>
   friend H AbslHashValue(H h, const TensorAux& a) {
-    return H::combine(std::move(h), a.dtype, a.level, a.layout, a.vector_width);
+    return H::combine(std::move(h), a.dtype, a.level, a.layout, a.vector_width,
+                      a.pack);
   }
 };
 
@@ -46,12 +55,32 @@ struct TensorSpec {
   int64_t OuterExtent() const {
     return aux.layout == Layout::kRowMajor ? rows : cols;
   }
-  // 64-byte lines touched by this tile when it is a view of a larger matrix:
-  // each outer row starts a new line (alignment is not modelled).
+  // 64-byte lines touched by this tile when it is a view of a larger matrix.
+  // Plain layouts: each outer row starts a new line (alignment is not
+  // modelled). Packed: each panel's rows are adjacent, so a panel is one run.
   int64_t Lines() const {
-    int64_t inner_bytes = InnerExtent() * SizeOf(aux.dtype);
-    return OuterExtent() * ((inner_bytes + kLineBytes - 1) / kLineBytes);
+    const int64_t es = SizeOf(aux.dtype), inner = InnerExtent();
+    const int64_t outer = OuterExtent();
+    auto rows_of = [&](int64_t width) {
+      return outer * ((width * es + kLineBytes - 1) / kLineBytes);
+    };
+    if (aux.pack == 0) return rows_of(inner);
+    const int64_t p = aux.pack;
+    auto panel = [&](int64_t width) {
+      int64_t run = (outer * p * es + kLineBytes - 1) / kLineBytes;
+      return std::min(rows_of(width), run);
+    };
+    int64_t lines = (inner / p) * panel(p);
+    if (inner % p) lines += panel(inner % p);
+    return lines;
   }
+  // Whether the tile streams from memory well: packed panels (long runs), or
+  // at most kDenseRows rows, which stay within L1's associativity even at a
+  // 4 KiB pitch and within what the prefetchers track. A taller tile of a
+  // plain matrix is one short run per row: its lines alias in the cache sets
+  // and each row opens a stream. The cost model prices the two apart.
+  static constexpr int64_t kDenseRows = 8;
+  bool Dense() const { return aux.pack != 0 || OuterExtent() <= kDenseRows; }
   // Registers a VRF tensor occupies: row-major, each row padded to whole
   // registers.
   int Registers() const {

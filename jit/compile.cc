@@ -1,12 +1,45 @@
 #include "jit/compile.h"
 
+#include <cstdlib>
+
 #include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
 #include "core/spec_text.h"
 #include "jit/emitter.h"
 
 namespace amarena {
 
 CompiledKernel::~CompiledKernel() = default;
+
+namespace {
+
+// One growing, 64-byte aligned scratch area per thread, shared by every kernel
+// that thread runs (a kernel's buffers are dead once it returns).
+void* ThreadScratch(int64_t bytes) {
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  thread_local std::unique_ptr<void, Free> area;
+  thread_local int64_t size = 0;
+  if (size < bytes) {
+    size_t rounded = (static_cast<size_t>(bytes) + 4095) / 4096 * 4096;
+    area.reset(std::aligned_alloc(4096, rounded));
+    AMARENA_CHECK(area != nullptr);
+    size = static_cast<int64_t>(rounded);
+  }
+  return area.get();
+}
+
+}  // namespace
+
+void CompiledKernel::operator()(void* const* operands) const {
+  if (scratch_bytes_ == 0) return fn_(operands);
+  void* with_scratch[4];
+  AMARENA_CHECK(num_operands_ < 4);
+  for (int i = 0; i < num_operands_; ++i) with_scratch[i] = operands[i];
+  with_scratch[num_operands_] = ThreadScratch(scratch_bytes_);
+  fn_(with_scratch);
+}
 
 const void* CompiledKernel::code() const { return gen_->getCode(); }
 size_t CompiledKernel::code_size() const { return gen_->getSize(); }
@@ -35,6 +68,8 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
     return absl::InternalError(what);
   }
   k->fn_ = k->gen_->getCode<CompiledKernel::Fn>();
+  k->num_operands_ = root.spec.NumOperands();
+  k->scratch_bytes_ = k->gen_->scratch_bytes();
   k->name_ = std::move(name);
   return k;
 }

@@ -31,7 +31,11 @@ class CompiledKernel {
   using Fn = void (*)(void* const* operands);
   ~CompiledKernel();
 
-  void operator()(void* const* operands) const { fn_(operands); }
+  // Runs the kernel. Kernels with packing buffers get a per-thread scratch
+  // area appended to the operand list.
+  void operator()(void* const* operands) const;
+  // Bytes of scratch the kernel needs (0 if it packs nothing).
+  int64_t scratch_bytes() const { return scratch_bytes_; }
   const void* code() const;
   size_t code_size() const;
   const std::string& name() const { return name_; }
@@ -43,6 +47,8 @@ class CompiledKernel {
   std::unique_ptr<jit::Emitter> gen_;
   Fn fn_ = nullptr;
   std::string name_;
+  int num_operands_ = 0;
+  int64_t scratch_bytes_ = 0;
 };
 
 struct CompileOptions {

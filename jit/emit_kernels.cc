@@ -99,6 +99,36 @@ void VectorMove(Emitter& e, const View& mem, const View& reg, bool load) {
   }
 }
 
+// dst = src between two memory tiles, as CopyOps in core/kernels.cc counts:
+// whole vectors along the shared contiguous dimension, then single elements.
+void Copy(Emitter& e, const Spec& s, std::span<const View> v) {
+  const View &src = v[0], &dst = v[1];
+  const TensorSpec st = s.Operand(0), dt = s.Operand(1);
+  const int lanes = e.target().f32_lanes;
+  const bool same = st.aux.layout == dt.aux.layout;
+  const bool vec = same && st.aux.pack % lanes == 0 && dt.aux.pack % lanes == 0;
+  const bool row_major = !same || st.aux.layout == Layout::kRowMajor;
+  const int64_t inner = row_major ? s.n : s.m, outer = row_major ? s.m : s.n;
+  int x = e.AllocVreg();
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t p = 0;
+    auto at = [&](const View& w, int64_t q) {
+      return row_major ? w.At(o, q) : w.At(q, o);
+    };
+    if (vec) {
+      for (; p + lanes <= inner; p += lanes) {
+        e.vmovups(Ymm(x), at(src, p));
+        e.vmovups(at(dst, p), Ymm(x));
+      }
+    }
+    for (; p < inner; ++p) {
+      e.vmovss(Xmm(x), at(src, p));
+      e.vmovss(at(dst, p), Xmm(x));
+    }
+  }
+  e.FreeVreg(x);
+}
+
 }  // namespace
 
 void EmitKernel(Emitter& e, const Spec& spec, KernelId id,
@@ -116,6 +146,8 @@ void EmitKernel(Emitter& e, const Spec& spec, KernelId id,
       return VectorMove(e, views[0], views[1], /*load=*/true);
     case KernelId::kVectorStore:
       return VectorMove(e, views[1], views[0], /*load=*/false);
+    case KernelId::kCopy:
+      return Copy(e, spec, views);
   }
   AMARENA_CHECK(false);
 }

@@ -8,10 +8,19 @@ namespace amarena::jit {
 
 using Xbyak::Reg64;
 
-Xbyak::Address View::At(int64_t i, int64_t j) const {
+int64_t View::Offset(int64_t i, int64_t j) const {
   AMARENA_CHECK(!in_regs);
   int64_t off = disp + i * row_stride + j * col_stride;
-  return Xbyak::util::ptr[base + static_cast<int32_t>(off)];
+  if (panel_axis == Axis::kCols) {
+    off += (j / panel) * panel_stride + (j % panel - j) * col_stride;
+  } else if (panel_axis == Axis::kRows) {
+    off += (i / panel) * panel_stride + (i % panel - i) * row_stride;
+  }
+  return off;
+}
+
+Xbyak::Address View::At(int64_t i, int64_t j) const {
+  return Xbyak::util::ptr[base + static_cast<int32_t>(Offset(i, j))];
 }
 
 View View::Slice(int64_t r0, int64_t c0, int64_t nrows, int64_t ncols) const {
@@ -19,7 +28,17 @@ View View::Slice(int64_t r0, int64_t c0, int64_t nrows, int64_t ncols) const {
   v.rows = nrows;
   v.cols = ncols;
   if (!in_regs) {
-    v.disp = disp + r0 * row_stride + c0 * col_stride;
+    v.disp = Offset(r0, c0);
+    if (panel_axis != Axis::kNone) {
+      int64_t start = panel_axis == Axis::kCols ? c0 : r0;
+      int64_t len = panel_axis == Axis::kCols ? ncols : nrows;
+      if (start % panel != 0 || len <= panel) {
+        // Within one panel: plain strides from here on.
+        AMARENA_CHECK(start % panel + len <= panel);
+        v.panel_axis = Axis::kNone;
+        v.panel = v.panel_stride = 0;
+      }
+    }
     return v;
   }
   AMARENA_CHECK(c0 % vw == 0);
@@ -28,6 +47,15 @@ View View::Slice(int64_t r0, int64_t c0, int64_t nrows, int64_t ncols) const {
     for (int64_t j = 0; j < ncols; j += vw)
       v.regs.push_back(Reg(r0 + i, c0 + j));
   return v;
+}
+
+int64_t View::Step(Axis axis, int64_t tile) const {
+  AMARENA_CHECK(!in_regs && axis != Axis::kNone);
+  if (axis == panel_axis) {
+    AMARENA_CHECK(tile % panel == 0);
+    return tile / panel * panel_stride;
+  }
+  return tile * (axis == Axis::kRows ? row_stride : col_stride);
 }
 
 // GPRs the emitter may hand out (rsp excluded; rdi holds the operand array only
@@ -68,9 +96,41 @@ Reg64 Emitter::AllocGpr() {
 }
 void Emitter::FreeGpr(const Reg64& r) { free_gprs_.push_back(r.getIdx()); }
 
+namespace {
+
+// Bytes of a buffer holding `t`, panels padded to whole.
+int64_t BufferBytes(const TensorSpec& t) {
+  int64_t inner = t.InnerExtent();
+  if (t.aux.pack) inner = (inner + t.aux.pack - 1) / t.aux.pack * t.aux.pack;
+  return inner * t.OuterExtent() * SizeOf(t.aux.dtype);
+}
+
+int64_t AlignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+// Scratch bytes the tree needs: buffers nest like a stack, each 64-aligned.
+int64_t ScratchNeeded(const ImplNode& node) {
+  int64_t below = 0;
+  for (const ImplPtr& c : node.children)
+    below = std::max(below, ScratchNeeded(*c));
+  if (node.how.type == NodeType::kAlloc &&
+      node.how.alloc.kind == AllocKind::kBuffer) {
+    TensorSpec t = node.spec.Operand(node.how.alloc.operand);
+    t.aux = node.how.alloc.to;
+    below += AlignUp(BufferBytes(t), 64);
+  }
+  return below;
+}
+
+}  // namespace
+
 void Emitter::EmitFunction(const ImplNode& root) {
   static const Reg64 kSaved[] = {rbx, rbp, r12, r13, r14, r15};
   for (const Reg64& r : kSaved) push(r);
+  scratch_bytes_ = ScratchNeeded(root);
+  if (scratch_bytes_ > 0) {
+    scratch_ = AllocGpr();
+    mov(scratch_, ptr[rdi + 8 * root.spec.NumOperands()]);
+  }
   std::vector<View> views;
   for (int i = 0; i < root.spec.NumOperands(); ++i) {
     TensorSpec t = root.spec.Operand(i);
@@ -87,6 +147,7 @@ void Emitter::EmitFunction(const ImplNode& root) {
   }
   Lower(root, views);
   for (const View& v : views) FreeGpr(v.base);
+  if (scratch_bytes_ > 0) FreeGpr(scratch_);
   vzeroupper();
   for (int i = static_cast<int>(std::size(kSaved)) - 1; i >= 0; --i)
     pop(kSaved[i]);
@@ -108,32 +169,18 @@ void Emitter::Lower(const ImplNode& node, std::span<const View> views) {
 
 namespace {
 
-// Whether operand i's tile moves along `d` as its rows (1), its columns (2), or
-// not (0).
-int Moves(const Spec& s, int i, Dim d) {
-  if (!s.IsMatmul()) return d == Dim::kM ? 1 : 2;
-  switch (d) {
-    case Dim::kM:
-      return i == 1 ? 0 : 1;  // A and C rows
-    case Dim::kN:
-      return i == 0 ? 0 : 2;  // B and C columns
-    case Dim::kK:
-      return i == 0 ? 2 : i == 1 ? 1 : 0;  // A columns, B rows
-  }
-  return 0;
-}
-
 // Operand i's view for the tile starting at `start` along d with extent `len`.
 View TileView(const Spec& s, const View& v, int i, Dim d, int64_t start,
               int64_t len) {
-  switch (Moves(s, i, d)) {
-    case 1:
+  switch (OperandAxis(s, i, d)) {
+    case Axis::kRows:
       return v.Slice(start, 0, len, v.cols);
-    case 2:
+    case Axis::kCols:
       return v.Slice(0, start, v.rows, len);
-    default:
-      return v;
+    case Axis::kNone:
+      break;
   }
+  return v;
 }
 
 }  // namespace
@@ -142,9 +189,6 @@ void Emitter::LowerLoop(const ImplNode& node, std::span<const View> views) {
   const Spec& s = node.spec;
   const LoopInfo& loop = node.how.loop;
   const int n = s.NumOperands();
-  bool moves_registers = false;
-  for (int i = 0; i < n; ++i)
-    moves_registers |= Moves(s, i, loop.dim) && views[i].in_regs;
 
   auto tile_views = [&](int64_t start, int64_t len) {
     std::vector<View> out;
@@ -154,7 +198,7 @@ void Emitter::LowerLoop(const ImplNode& node, std::span<const View> views) {
   };
   const int64_t rem = Extent(s, loop.dim) - loop.full_iters * loop.tile;
 
-  if (moves_registers || loop.full_iters == 1) {
+  if (loop.unrolled) {
     // Unrolled: register tiles are bound statically, one body copy per tile.
     for (int64_t it = 0; it < loop.full_iters; ++it)
       Lower(*node.children[0], tile_views(it * loop.tile, loop.tile));
@@ -167,17 +211,19 @@ void Emitter::LowerLoop(const ImplNode& node, std::span<const View> views) {
   // iteration.
   std::vector<int64_t> step(n, 0);
   for (int i = 0; i < n; ++i) {
-    int how = Moves(s, i, loop.dim);
-    if (how)
-      step[i] =
-          loop.tile * (how == 1 ? views[i].row_stride : views[i].col_stride);
+    Axis axis = OperandAxis(s, i, loop.dim);
+    if (axis != Axis::kNone) {
+      AMARENA_CHECK(!views[i].in_regs);  // the search unrolls those loops
+      step[i] = views[i].Step(axis, loop.tile);
+    }
     for (int j = 0; j < i; ++j)  // in-place bumps need distinct base registers
       AMARENA_CHECK(!(step[i] && step[j] && views[i].base == views[j].base));
   }
   std::vector<View> body = tile_views(0, loop.tile);
-  // The counter lives in a free GPR; a nest deep enough to use them all keeps
-  // it in a stack slot instead (rsp-relative slots nest like the loops).
-  const bool in_reg = HasFreeGpr();
+  // The counter lives in a GPR when the search gave it one (and the pool, which
+  // tests may shrink, has one); otherwise in a stack slot (rsp-relative slots
+  // nest like the loops).
+  const bool in_reg = loop.counter_in_reg && HasFreeGpr();
   Reg64 counter = in_reg ? AllocGpr() : Reg64();
   if (in_reg) {
     mov(counter, loop.full_iters);
@@ -206,10 +252,11 @@ void Emitter::LowerLoop(const ImplNode& node, std::span<const View> views) {
 
 void Emitter::LowerAlloc(const ImplNode& node, std::span<const View> views) {
   const AllocInfo& a = node.how.alloc;
-  if (a.view) {  // a cache view changes the Spec, not the code
+  if (a.kind == AllocKind::kView) {  // a cache view changes the Spec, not code
     Lower(*node.children[0], views);
     return;
   }
+  if (a.kind == AllocKind::kBuffer) return LowerBuffer(node, views);
   const View& mem = views[a.operand];
   View reg;
   reg.in_regs = true;
@@ -232,6 +279,56 @@ void Emitter::LowerAlloc(const ImplNode& node, std::span<const View> views) {
     Lower(*node.children[child++], io);
   }
   for (auto it = reg.regs.rbegin(); it != reg.regs.rend(); ++it) FreeVreg(*it);
+}
+
+void Emitter::LowerBuffer(const ImplNode& node, std::span<const View> views) {
+  const AllocInfo& a = node.how.alloc;
+  TensorSpec t = node.spec.Operand(a.operand);
+  t.aux = a.to;
+  const int64_t es = SizeOf(t.aux.dtype);
+  const int64_t bytes = AlignUp(BufferBytes(t), 64);
+  View buf;
+  buf.rows = t.rows;
+  buf.cols = t.cols;
+  buf.base = AllocGpr();
+  lea(buf.base, ptr[scratch_ + static_cast<int32_t>(scratch_top_)]);
+  scratch_top_ += bytes;
+  AMARENA_CHECK(scratch_top_ <= scratch_bytes_);
+  const int64_t p = t.aux.pack;
+  if (t.aux.layout == Layout::kRowMajor) {
+    buf.col_stride = es;
+    buf.row_stride = (p ? p : t.cols) * es;
+    if (p) {
+      buf.panel_axis = Axis::kCols;
+      buf.panel = p;
+      buf.panel_stride = t.rows * p * es;
+    }
+  } else {
+    buf.row_stride = es;
+    buf.col_stride = (p ? p : t.rows) * es;
+    if (p) {
+      buf.panel_axis = Axis::kRows;
+      buf.panel = p;
+      buf.panel_stride = t.cols * p * es;
+    }
+  }
+  if (p && t.InnerExtent() <= p) buf = buf.Slice(0, 0, t.rows, t.cols);
+
+  const View& src = views[a.operand];
+  size_t child = 0;
+  if (a.prologue) {
+    View io[] = {src, buf};
+    Lower(*node.children[child++], io);
+  }
+  std::vector<View> inner(views.begin(), views.end());
+  inner[a.operand] = buf;
+  Lower(*node.children[child++], inner);
+  if (a.epilogue) {
+    View io[] = {buf, src};
+    Lower(*node.children[child++], io);
+  }
+  scratch_top_ -= bytes;
+  FreeGpr(buf.base);
 }
 
 void Emitter::LowerBlock(const ImplNode& node, std::span<const View> views) {

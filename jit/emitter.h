@@ -2,10 +2,13 @@
 //
 // Each operand of the Spec being lowered has a View:
 //   - in memory: a base GPR plus a constant displacement, and constant
-//   row/column
-//     strides in bytes (every shape is known when the kernel is generated);
+//     row/column strides in bytes (every shape is known when the kernel is
+//     generated); a packed tile also has a panel width along one axis and the
+//     stride between panels;
 //   - in registers: the vector registers bound to the tile, row-major, `vw`
-//   lanes each.
+//     lanes each.
+// Buffers (packing copies) live in a scratch area the caller passes after the
+// operands; they are carved out of it in a stack discipline.
 // Loops bump base registers in place and restore them afterwards, so after any
 // node is emitted every base register holds what it held before. Register tiles
 // are bound when their Alloc is entered and freed on exit (a stack discipline),
@@ -30,6 +33,10 @@ struct View {
   int64_t disp = 0;
   int64_t row_stride = 0;  // bytes
   int64_t col_stride = 0;  // bytes
+  // Packed: the axis cut into panels, the panel width and the panel stride.
+  Axis panel_axis = Axis::kNone;
+  int64_t panel = 0;
+  int64_t panel_stride = 0;  // bytes
   // Registers: regs[i * RegsPerRow() + j / vw] holds row i, columns j..j+vw-1.
   std::vector<int> regs;
   int64_t rows = 0, cols = 0;
@@ -40,8 +47,12 @@ struct View {
     return regs[i * RegsPerRow() + j / vw];
   }
   Xbyak::Address At(int64_t i, int64_t j) const;  // memory view only
-  // Sub-tile starting at (r0, c0) with the given extent.
+  int64_t Offset(int64_t i, int64_t j) const;      // bytes from base + disp
+  // Sub-tile starting at (r0, c0) with the given extent. A slice of a packed
+  // view starts on a panel boundary or stays within one panel.
   View Slice(int64_t r0, int64_t c0, int64_t nrows, int64_t ncols) const;
+  // Bytes to add to the base to move `tile` rows (Axis::kRows) or columns.
+  int64_t Step(Axis axis, int64_t tile) const;
 };
 
 class Emitter : public Xbyak::CodeGenerator {
@@ -49,8 +60,10 @@ class Emitter : public Xbyak::CodeGenerator {
   explicit Emitter(const Target& target);
 
   // Emits `void fn(void* const* operands)` for a root Impl whose operands are
-  // in GL.
+  // in GL; operands[NumOperands()] is the scratch area when scratch_bytes() >
+  // 0.
   void EmitFunction(const ImplNode& root);
+  int64_t scratch_bytes() const { return scratch_bytes_; }
 
   // Pools. The budget the search checked guarantees these never run dry; if
   // they do, it is our bug (a CHECK).
@@ -70,8 +83,12 @@ class Emitter : public Xbyak::CodeGenerator {
   void LowerLoop(const ImplNode& node, std::span<const View> views);
   void LowerAlloc(const ImplNode& node, std::span<const View> views);
   void LowerBlock(const ImplNode& node, std::span<const View> views);
+  void LowerBuffer(const ImplNode& node, std::span<const View> views);
 
   Target target_;
+  Xbyak::Reg64 scratch_;
+  int64_t scratch_top_ = 0;
+  int64_t scratch_bytes_ = 0;
   std::vector<int> free_vregs_;
   std::vector<int> free_gprs_;
 };

@@ -56,6 +56,11 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
       return absl::InvalidArgumentError(absl::StrCat(
           "cannot create kernel for ", PrintSpec(s), ": operand ", names[i],
           " is in ", Name(s.aux[i].level), ", must be in gl"));
+    if (s.aux[i].pack != 0)
+      return absl::UnimplementedError(absl::StrCat(
+          "cannot create kernel for ", PrintSpec(s), ": operand ", names[i],
+          " is packed, must be plain row- or column-major (packed operands "
+          "only occur inside programs)"));
     if (s.aux[i].dtype != DType::kF32)
       return absl::UnimplementedError(absl::StrCat(
           "cannot create kernel for ", PrintSpec(s), ": dtype is ",
@@ -67,10 +72,10 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
                      s.b, ", must be 1 (batch is not implemented yet)"));
   if (s.budget) {
     Budget max = t.MaxBudget();
-    if (s.budget->vrf > max.vrf || s.budget->l1_lines > max.l1_lines)
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cannot create kernel for ", PrintSpec(s),
-          ": budget exceeds the target's vrf:", max.vrf, ",l1:", max.l1_lines));
+    if (!s.budget->FitsIn(max))
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot create kernel for ", PrintSpec(s),
+                       ": budget exceeds the target's ", PrintPeak(max)));
   }
   return absl::OkStatus();
 }

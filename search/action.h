@@ -21,9 +21,12 @@ struct Action {
   int64_t size = 0;                        // kTile, kSplit
   int operand = 0;                         // kMove
   TensorAux to{};                          // kMove
+  AllocKind alloc = AllocKind::kView;      // kMove
   KernelId kernel = KernelId::kScalarFma;  // kSelect
 
-  friend bool operator==(const Action&, const Action&) = default;
+  // A total order, used only to break exact ties in cost so that the chosen
+  // tree does not depend on the order in which Specs were solved.
+  friend auto operator<=>(const Action&, const Action&) = default;
 };
 
 std::string Describe(const Action& a);

@@ -1,5 +1,6 @@
 #include "search/search.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
@@ -14,10 +15,9 @@ absl::StatusOr<ImplPtr> Searcher::Solve(const Spec& root) {
   if (!root.budget)
     return absl::InvalidArgumentError(
         absl::StrCat("cannot search ", PrintSpec(root),
-                     ": budget is unset, must be bound "
-                     "to a target"));
+                     ": budget is unset, must be bound to a target"));
   auto start = std::chrono::steady_clock::now();
-  const Entry& e = SolveSpec(root);
+  MemoEntry e = SolveExact(root);
   stats_.ms += std::chrono::duration<double, std::milli>(
                    std::chrono::steady_clock::now() - start)
                    .count();
@@ -28,69 +28,183 @@ absl::StatusOr<ImplPtr> Searcher::Solve(const Spec& root) {
 }
 
 std::optional<Cost> Searcher::BestCost(const Spec& s) {
-  const Entry& e = SolveSpec(s);
+  MemoEntry e = SolveExact(s);
   if (!e.feasible) return std::nullopt;
   return e.cost;
 }
 
-const Searcher::Entry& Searcher::SolveSpec(const Spec& s) {
-  if (auto it = memo_.find(s); it != memo_.end()) {
-    // Rewrites strictly shrink a Spec (smaller tile, faster level, or Matmul ->
-    // MatmulAccum), so a Spec can never be its own descendant.
-    AMARENA_CHECK(!it->second.in_progress);
-    return it->second;
+std::optional<Action> Searcher::BestAction(const Spec& s) {
+  MemoEntry e = SolveExact(s);
+  if (!e.feasible) return std::nullopt;
+  return e.action;
+}
+
+namespace {
+
+int CeilLog2(int64_t x) {
+  int r = 0;
+  while ((int64_t{1} << r) < x) ++r;
+  return r;
+}
+
+}  // namespace
+
+Budget UsableBudget(const Spec& s, const Target& t) {
+  Budget u;
+  const int out = s.OutputIndex();
+  const TensorSpec c = s.Operand(out);
+  // Registers: the output tile (if not yet in registers, one per element at
+  // worst) plus the most scratch any kernel takes (n + 1 for a broadcast FMA
+  // with one lane per register; at most 2 for the others).
+  u.vrf = static_cast<int32_t>(std::min<int64_t>(
+      (c.aux.level == Level::kVRF ? 0 : c.Elements()) + c.cols + 2, 1 << 20));
+  // GPRs: a counted loop runs at least twice, so counted loops over one
+  // dimension nest at most ceil(log2 extent) deep; packing B adds its pointer
+  // and the loops of its copy.
+  int loops = CeilLog2(s.m) + CeilLog2(s.n) + (s.IsMatmul() ? CeilLog2(s.k) : 0);
+  bool packable = s.IsMatmul() && s.aux[1].pack == 0 &&
+                  IsCache(Level::kL1) && Faster(Level::kL1, s.aux[1].level);
+  u.gpr = loops + (packable ? 1 + loops : 0);
+  // Cache lines: an operand farther out than level X is placed in X at most
+  // twice on a path (a view or buffer, and the source view of its copy); each
+  // placement at most doubles the peak (budgets round to powers of two).
+  for (Level x : kCacheLevels) {
+    int placements = 0;
+    int64_t most = 0;
+    for (int i = 0; i < s.NumOperands(); ++i) {
+      if (!Faster(x, s.aux[i].level)) continue;
+      TensorSpec op = s.Operand(i);
+      placements += 2;
+      most = std::max(most, 2 * op.Lines() + op.OuterExtent());
+    }
+    u.Lines(x) = placements == 0 ? 0 : CeilPow2(most) << placements;
   }
-  memo_.emplace(s, Entry{});
+  return u;
+}
+
+// Budgets no tree can fit, known without search: an operand farther out than
+// L1 must be brought into L1 (a view or buffer of at least one line), and
+// every matmul kernel takes at least two scratch vector registers.
+bool ObviouslyInfeasible(const Spec& s) {
+  const Budget& b = *s.budget;
+  if (s.IsMatmul() && b.vrf < 2) return true;
+  if (b.l1_lines == 0)
+    for (int i = 0; i < s.NumOperands(); ++i)
+      if (Faster(Level::kL1, s.aux[i].level)) return true;
+  return false;
+}
+
+MemoEntry Searcher::SolveExact(const Spec& spec) {
+  if (ObviouslyInfeasible(spec)) return MemoEntry{};
+  // Budget beyond what any tree could use is the same problem: clamp it, so
+  // one entry answers them all.
+  Spec s = spec;
+  const Budget usable = UsableBudget(s, target_);
+  Budget& b = *s.budget;
+  b.vrf = std::min(b.vrf, usable.vrf);
+  b.gpr = std::min(b.gpr, usable.gpr);
+  for (Level l : kCacheLevels) b.Lines(l) = std::min(b.Lines(l), usable.Lines(l));
+  if (const MemoEntry* hit = memo_.Find(s)) return *hit;
+  // Solve at the most budget the Spec could be given first: its box then
+  // answers every budget from its peak up, which is most of the budgets the
+  // same Spec is reached with elsewhere in the tree.
+  if (options_.solve_at_top) {
+    Spec top = s;
+    Budget most = Budget::Max(*s.budget, target_.MaxBudget());
+    top.budget = Budget{std::min(most.vrf, usable.vrf),
+                        std::min(most.gpr, usable.gpr),
+                        std::min(most.l1_lines, usable.l1_lines),
+                        std::min(most.l2_lines, usable.l2_lines),
+                        std::min(most.l3_lines, usable.l3_lines)};
+    if (top.budget != s.budget) {
+      SolveExact(top);
+      if (const MemoEntry* hit = memo_.Find(s)) return *hit;
+    }
+  }
   ++stats_.specs_solved;
 
-  Entry result;
-  result.in_progress = false;
-  std::vector<Cost> child_costs;
+  // Best-first: order candidates by a lower bound on their cost, composed from
+  // their children's lower bounds (the model is monotone, so this bounds every
+  // tree under the candidate).
+  struct Ranked {
+    int64_t bound;
+    Candidate c;
+  };
+  std::vector<Ranked> ranked;
+  std::vector<Cost> costs;
   for (Candidate& c : EnumerateCandidates(s, target_)) {
+    costs.clear();
+    for (const Spec& child : c.expansion.children)
+      costs.push_back(Cost{.main = LowerBound(child, target_)});
+    int64_t bound = ComposeCost(s, c.expansion, costs, target_).main;
+    ranked.push_back({bound, std::move(c)});
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const Ranked& a, const Ranked& b) {
+                     return a.bound < b.bound;
+                   });
+
+  MemoEntry best;
+  for (size_t r = 0; r < ranked.size(); ++r) {
+    const Candidate& c = ranked[r].c;
+    // Strictly greater: a candidate that can only tie may still win the tie on
+    // its action.
+    if (options_.prune && best.feasible && ranked[r].bound > best.cost.main) {
+      stats_.candidates_pruned += static_cast<int64_t>(ranked.size() - r);
+      break;
+    }
     ++stats_.candidates_tried;
-    child_costs.clear();
-    int64_t partial = 0;
+    const auto& children = c.expansion.children;
+    costs.clear();
+    for (const Spec& child : children)
+      costs.push_back(Cost{.main = LowerBound(child, target_)});
     bool ok = true;
-    for (const Spec& child : c.expansion.children) {
-      const Entry& ce = SolveSpec(child);
+    for (size_t i = 0; i < children.size() && ok; ++i) {
+      MemoEntry ce = SolveExact(children[i]);
       if (!ce.feasible) {
         ok = false;
         break;
       }
-      child_costs.push_back(ce.cost);
-      // Branch and bound: costs only grow with more children (every coefficient
-      // is at least 1), so once the children so far exceed the incumbent, stop.
-      partial += ce.cost.main;
-      if (result.feasible && partial > result.cost.main) {
+      costs[i] = ce.cost;
+      // Children solved so far plus bounds for the rest: once that exceeds the
+      // best, the rest need not be solved.
+      if (options_.prune && best.feasible && i + 1 < children.size() &&
+          ComposeCost(s, c.expansion, costs, target_).main > best.cost.main) {
+        ++stats_.candidates_pruned;
         ok = false;
-        break;
       }
     }
     if (!ok) continue;
-    Cost cost = ComposeCost(s, c.expansion, child_costs, target_);
-    if (!result.feasible || cost < result.cost) {
-      result.feasible = true;
-      result.cost = cost;
-      result.best = std::move(c);
+    Cost cost = ComposeCost(s, c.expansion, costs, target_);
+    if (!best.feasible || cost < best.cost ||
+        (cost == best.cost && c.action < best.action)) {
+      best = MemoEntry{.feasible = true, .cost = cost, .action = c.action};
     }
   }
-  // `memo_` may have rehashed while children were solved: look the slot up
-  // again.
-  Entry& slot = memo_[s];
-  slot = std::move(result);
-  return slot;
+  memo_.Insert(s, best);
+  return best;
 }
 
 ImplPtr Searcher::Build(const Spec& s) {
-  const Entry& e = SolveSpec(s);
+  MemoEntry e = SolveExact(s);
   AMARENA_CHECK(e.feasible);
+  absl::StatusOr<Candidate> c = ApplyAction(s, e.action, target_);
+  AMARENA_CHECK(c.ok());
   auto node = std::make_shared<ImplNode>();
   node->spec = s;
-  node->how = e.best.expansion;
+  node->how = c->expansion;
   node->cost = e.cost;
-  for (const Spec& child : e.best.expansion.children)
+  for (const Spec& child : c->expansion.children)
     node->children.push_back(Build(child));
   return node;
+}
+
+absl::StatusOr<Candidate> ApplyAction(const Spec& s, const Action& a,
+                                      const Target& t) {
+  for (Candidate& c : EnumerateCandidates(s, t))
+    if (c.action == a) return std::move(c);
+  return absl::NotFoundError(absl::StrCat("action '", Describe(a),
+                                          "' does not apply to ", PrintSpec(s)));
 }
 
 }  // namespace amarena

@@ -1,8 +1,19 @@
 // The DP search: the cheapest Impl for a Spec under the cost model, over every
-// tree the rewrites (search/rewrites/registry.h) allow. Top-down and memoised
-// on the whole Spec, budget included, which is what makes it exact: every
-// node's cost is monotone in its children's, so the best child for each
-// sub-Spec gives the best parent.
+// tree the rewrites (search/rewrites/registry.h) allow.
+//
+// Top-down and memoised on the whole Spec, budget included, which is what makes
+// it exact: every node's cost is monotone in its children's, so the best child
+// for each sub-Spec gives the best parent.
+//
+// Branch and bound: candidates are tried best-first by an admissible lower
+// bound (core/cost_model.h); once a candidate's bound, or its solved children
+// plus the bounds of the rest, exceeds the best found, it is dropped. Children
+// are always solved exactly (never under a limit), so every memo entry is the
+// true optimum for its Spec. (Passing limits down to children was tried: the
+// re-searches it forces when a later parent allows more cost outweighed the
+// pruning, 5-10x slower on 64^3 and 256^3.) Exact ties in cost go to the
+// smallest Action, so the result is one tree, whatever order Specs are solved
+// in and whether the memo table compresses or not.
 //
 //   Searcher s(target);
 //   absl::StatusOr<ImplPtr> impl = s.Solve(target.Bind(spec));
@@ -12,23 +23,33 @@
 
 #include <optional>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "core/impl.h"
 #include "core/target.h"
 #include "search/action.h"
+#include "search/memo_table.h"
 
 namespace amarena {
 
+struct SearchOptions {
+  bool compress_memo = true;  // boxes (true) or one point per result (false)
+  bool prune = true;          // lower-bound pruning (tests turn it off)
+  // Solve each new Spec at the most budget it could use before its own budget
+  // (needs compress_memo to pay off).
+  bool solve_at_top = true;
+};
+
 struct SearchStats {
   int64_t specs_solved = 0;      // distinct Specs whose best Impl was computed
-  int64_t candidates_tried = 0;  // expansions costed
+  int64_t candidates_tried = 0;  // expansions whose children were searched
+  int64_t candidates_pruned = 0; // dropped by the lower bound
   double ms = 0;
 };
 
 class Searcher {
  public:
-  explicit Searcher(const Target& target) : target_(target) {}
+  explicit Searcher(const Target& target, SearchOptions options = {})
+      : target_(target), options_(options), memo_(options.compress_memo) {}
 
   // `root` must carry a budget (Target::Bind). NotFound if no tree implements
   // it (cannot happen for a bound user Spec: tiling to 1x1x1 always reaches a
@@ -37,24 +58,30 @@ class Searcher {
 
   // The best cost of a Spec, or nullopt if no Impl fits its budget.
   std::optional<Cost> BestCost(const Spec& s);
+  // The best action for a Spec (nullopt if none fits).
+  std::optional<Action> BestAction(const Spec& s);
 
   const SearchStats& stats() const { return stats_; }
+  MemoStats memo_stats() const { return memo_.Stats(); }
 
  private:
-  struct Entry {
-    bool in_progress = true;
-    bool feasible = false;
-    Cost cost;
-    Candidate best;
-  };
-
-  const Entry& SolveSpec(const Spec& s);
+  MemoEntry SolveExact(const Spec& s);
   ImplPtr Build(const Spec& s);
 
   Target target_;
-  absl::flat_hash_map<Spec, Entry> memo_;
+  SearchOptions options_;
+  MemoTable memo_;
   SearchStats stats_;
 };
+
+// The most of each budget any tree for `s` could use (a sound over-estimate):
+// the search clamps budgets to it, since budget beyond it changes nothing.
+Budget UsableBudget(const Spec& s, const Target& t);
+
+// The candidate a stored action stands for, re-derived from the Spec (actions
+// are descriptors; NotFound if the rewrites no longer offer it).
+absl::StatusOr<Candidate> ApplyAction(const Spec& s, const Action& a,
+                                      const Target& t);
 
 }  // namespace amarena
 

@@ -28,20 +28,35 @@ int ExplainCommand(const std::string& text, bool json) {
     return 2;
   }
   const SearchStats& st = searcher.stats();
+  const MemoStats memo = searcher.memo_stats();
+  const double per_box =
+      memo.boxes ? static_cast<double>(memo.specs_answered) / memo.boxes : 0;
   std::printf("%s", PrintImpl(**impl).c_str());
   std::printf(
-      "search: %.2f ms, %lld Specs solved, %lld candidates costed, %d nodes\n",
+      "search: %.2f ms, %lld Specs solved, %lld candidates costed, %lld "
+      "pruned by the lower bound, %d nodes\n",
       st.ms, static_cast<long long>(st.specs_solved),
-      static_cast<long long>(st.candidates_tried), CountNodes(**impl));
+      static_cast<long long>(st.candidates_tried),
+      static_cast<long long>(st.candidates_pruned), CountNodes(**impl));
+  std::printf(
+      "memo table: %lld boxes answer %lld Specs (%.1f Specs per box), %lld "
+      "keys, %.1f KiB\n",
+      static_cast<long long>(memo.boxes),
+      static_cast<long long>(memo.specs_answered), per_box,
+      static_cast<long long>(memo.keys), memo.bytes / 1024.0);
   if (json) {
     JsonLine j;
     j.Add("spec", PrintSpec(root));
     j.Add("cost", (*impl)->cost.main);
-    j.Add("peak_vrf", static_cast<int64_t>((*impl)->cost.peak_vrf));
-    j.Add("peak_l1_lines", (*impl)->cost.peak_l1);
+    j.Add("peak", PrintPeak((*impl)->cost.peak));
     j.Add("search_ms", st.ms);
     j.Add("specs_solved", st.specs_solved);
     j.Add("candidates", st.candidates_tried);
+    j.Add("candidates_pruned", st.candidates_pruned);
+    j.Add("memo_boxes", memo.boxes);
+    j.Add("memo_specs_answered", memo.specs_answered);
+    j.Add("memo_specs_per_box", per_box);
+    j.Add("memo_bytes", memo.bytes);
     j.Add("nodes", static_cast<int64_t>(CountNodes(**impl)));
     std::printf("%s\n", j.str().c_str());
   }

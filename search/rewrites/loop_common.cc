@@ -1,5 +1,6 @@
 #include "search/rewrites/loop_common.h"
 
+#include "core/cost_model.h"
 #include "core/status_macros.h"
 
 namespace amarena {
@@ -19,6 +20,49 @@ Spec WithExtent(Spec s, Dim d, int64_t extent) {
   return Canonical(s);
 }
 
+std::vector<int64_t> TileSizes(const Spec& s, Dim d) {
+  const int64_t extent = Extent(s, d);
+  // Each operand that moves along `d` may demand tiles be multiples of some
+  // width: a register tile's lanes along its columns, a packed tile's panel
+  // along its contiguous dimension.
+  int64_t multiple = 1;
+  for (int i = 0; i < s.NumOperands(); ++i) {
+    Axis axis = OperandAxis(s, i, d);
+    if (axis == Axis::kNone) continue;
+    TensorSpec t = s.Operand(i);
+    int64_t w = 1;
+    if (t.aux.level == Level::kVRF && axis == Axis::kCols && t.cols > 1) {
+      w = t.aux.vector_width;
+    } else if (t.aux.pack != 0) {
+      bool inner = (axis == Axis::kCols) == (t.aux.layout == Layout::kRowMajor);
+      if (inner) w = t.aux.pack;
+    }
+    if (w > 1) {
+      if (multiple % w != 0 && w % multiple != 0) return {};
+      multiple = std::max(multiple, w);
+    }
+  }
+  // 3 * 2^a only where it makes register tiles: up to 12 rows along m, three
+  // vectors along n.
+  const int64_t max_three = d == Dim::kM ? 12 : d == Dim::kN ? 3 * multiple : 0;
+  std::vector<int64_t> sizes;
+  for (int64_t p = 1; p < extent; p *= 2) {
+    for (int64_t size : {p, 3 * p}) {
+      if (size >= extent || size % multiple != 0) continue;
+      if (size != p && (size > max_three || (d == Dim::kN && multiple == 1)))
+        continue;
+      sizes.push_back(size);
+    }
+  }
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  // A tile over half the extent runs once and leaves a remainder: a split in
+  // two. Only the largest such tile is offered (biggest piece + the rest).
+  while (sizes.size() >= 2 && 2 * sizes[sizes.size() - 2] > extent)
+    sizes.erase(sizes.end() - 2);
+  return sizes;
+}
+
 Candidate MakeLoop(const Spec& s, ActionKind kind, Dim d, int64_t size) {
   int64_t extent = Extent(s, d);
   AMARENA_CHECK(size >= 1 && size < extent);
@@ -26,8 +70,17 @@ Candidate MakeLoop(const Spec& s, ActionKind kind, Dim d, int64_t size) {
   c.action = Action{.kind = kind, .dim = d, .size = size};
   Expansion& e = c.expansion;
   e.type = NodeType::kLoop;
-  e.loop = LoopInfo{.dim = d, .tile = size, .full_iters = extent / size};
-  e.children.push_back(WithExtent(s, d, size));
+  LoopInfo& loop = e.loop;
+  loop = LoopInfo{.dim = d, .tile = size, .full_iters = extent / size};
+  bool moves_registers = false;
+  for (int i = 0; i < s.NumOperands(); ++i)
+    moves_registers |= OperandAxis(s, i, d) != Axis::kNone &&
+                       s.aux[i].level == Level::kVRF;
+  loop.unrolled = moves_registers || loop.full_iters == 1;
+  loop.counter_in_reg = !loop.unrolled && s.budget->gpr >= 1;
+  Spec body = WithExtent(s, d, size);
+  body.budget = LoopChildBudget(*s.budget, loop, 0);
+  e.children.push_back(Canonical(body));
   if (extent % size) e.children.push_back(WithExtent(s, d, extent % size));
   return c;
 }

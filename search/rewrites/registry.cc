@@ -3,11 +3,13 @@
 namespace amarena {
 
 std::span<const Rewrite> Rewrites() {
-  // Cheap leaves first, so a good incumbent exists before the big subtrees are
-  // tried.
+  // Enumeration order only breaks ties between equal lower bounds (the sort
+  // is stable): cheap leaves first.
   static const Rewrite kRewrites[] = {
-      {"select", SelectKernel}, {"move", MoveOperand}, {"to-accum", ToAccum},
-      {"tile", TileOut},        {"split", SplitK},
+      {"select", SelectKernel}, {"to-registers", ToRegisters},
+      {"view", ViewOperand},    {"pack", PackOperand},
+      {"to-accum", ToAccum},    {"tile", TileOut},
+      {"split", SplitK},
   };
   return kRewrites;
 }

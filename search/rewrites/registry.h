@@ -1,4 +1,5 @@
-// The rewrites the search may apply, in the order it tries them. This list is
+// The rewrites the search may apply, in the order it enumerates them (the
+// search then orders candidates by lower bound). This list is
 // the only place to add one: each rewrite is a function in its own file under
 // search/rewrites/ that appends every Candidate it offers for a Spec.
 //
@@ -25,8 +26,12 @@ struct Rewrite {
 
 void SelectKernel(const Spec&, const Target&,
                   std::vector<Candidate>&);  // select.cc
-void MoveOperand(const Spec&, const Target&,
-                 std::vector<Candidate>&);  // move.cc
+void ViewOperand(const Spec&, const Target&,
+                 std::vector<Candidate>&);  // view.cc
+void PackOperand(const Spec&, const Target&,
+                 std::vector<Candidate>&);  // pack.cc
+void ToRegisters(const Spec&, const Target&,
+                 std::vector<Candidate>&);  // to_registers.cc
 void ToAccum(const Spec&, const Target&,
              std::vector<Candidate>&);  // to_accum.cc
 void TileOut(const Spec&, const Target&, std::vector<Candidate>&);  // tile.cc

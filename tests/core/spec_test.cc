@@ -35,10 +35,13 @@ Spec RandomRawSpec(std::mt19937_64& rng) {
     a.level = static_cast<Level>(pick(0, kNumLevels - 1));
     a.layout = static_cast<Layout>(pick(0, 1));
     a.vector_width = static_cast<uint8_t>(pick(0, 16));
+    a.pack = static_cast<uint16_t>(pick(0, 1) ? pick(0, 40) : 0);
   }
   s.serial = pick(0, 1) == 1;
   if (pick(0, 1) == 1)
-    s.budget = Budget{static_cast<int32_t>(pick(0, 64)), pick(0, 5000)};
+    s.budget = Budget{static_cast<int32_t>(pick(0, 64)),
+                      static_cast<int32_t>(pick(0, 16)), pick(0, 5000),
+                      pick(0, 50000), pick(0, 500000)};
   return s;
 }
 
@@ -159,10 +162,39 @@ TEST(CanonicalTest, ClearsWhatTheKindDoesNotUse) {
   EXPECT_EQ(c, Spec::Zero(4, 16, kVrf8));
 }
 
-TEST(CanonicalTest, L1BudgetIsAPowerOfTwo) {
+TEST(CanonicalTest, CacheBudgetsArePowersOfTwo) {
   Spec s = Spec::Matmul(8, 8, 8);
-  s.budget = Budget{5, 700};
-  EXPECT_EQ(Canonical(s).budget, (Budget{5, 512}));
+  s.budget = Budget{5, 3, 700, 5000, 70000};
+  EXPECT_EQ(Canonical(s).budget, (Budget{5, 3, 512, 4096, 65536}));
+}
+
+TEST(CanonicalTest, CacheBudgetIsZeroWhereNothingIsFartherOut) {
+  const TensorAux l2{.level = Level::kL2};
+  Spec s = Spec::Matmul(8, 8, 8, l2, {.level = Level::kL1}, l2);
+  s.budget = Budget{5, 3, 512, 4096, 65536};
+  EXPECT_EQ(Canonical(s).budget, (Budget{5, 3, 512, 0, 0}));
+}
+
+TEST(CanonicalTest, SingleRunOfAPanelIsPlain) {
+  const TensorAux p16{.level = Level::kL2, .pack = 16};
+  EXPECT_EQ(Spec::Matmul(1, 1, 16, {}, p16).aux[1].pack, 0);
+  EXPECT_EQ(Spec::Matmul(1, 2, 16, {}, p16).aux[1].pack, 16);
+  EXPECT_EQ(Spec::Matmul(1, 1, 32, {}, p16).aux[1].pack, 16);
+  EXPECT_EQ(Spec::Zero(1, 1, {.pack = 4}).aux[0].pack, 0);
+}
+
+TEST(TensorSpecTest, PackedLinesCountWholePanels) {
+  auto lines = [](int64_t rows, int64_t cols, Layout layout, uint16_t pack) {
+    TensorSpec t{rows, cols, {.level = Level::kL2, .layout = layout,
+                              .pack = pack}};
+    return t.Lines();
+  };
+  EXPECT_EQ(lines(256, 32, Layout::kRowMajor, 16), 512);  // 2 panels x 256
+  EXPECT_EQ(lines(256, 24, Layout::kRowMajor, 16), 512);  // padded panel
+  EXPECT_EQ(lines(4, 16, Layout::kRowMajor, 8), 4);       // 2 runs of 2 lines
+  EXPECT_EQ(lines(4, 16, Layout::kRowMajor, 0), 4);       // 4 rows, 1 line each
+  EXPECT_EQ(lines(3, 100, Layout::kColMajor, 6), 38);  // inside one panel run
+  EXPECT_EQ(lines(6, 100, Layout::kColMajor, 6), 38);  // one 2400-byte run
 }
 
 TEST(CanonicalTest, IsIdempotent) {
@@ -195,9 +227,11 @@ TEST(SpecTest, HashIsConsistentWithEquality) {
   serial.serial = true;
   specs.push_back(serial);
   Spec budgeted = specs[0];
-  budgeted.budget = Budget{16, 512};
+  budgeted.budget = Budget{16, 10, 512, 16384, 524288};
   specs.push_back(budgeted);
-  budgeted.budget = Budget{16, 256};
+  budgeted.budget = Budget{16, 10, 256, 16384, 524288};
+  specs.push_back(budgeted);
+  budgeted.budget = Budget{16, 9, 256, 16384, 524288};
   specs.push_back(budgeted);
   Spec batched = specs[0];
   batched.b = 2;

@@ -47,12 +47,18 @@ Spec RandomValidSpec(std::mt19937_64& rng) {
     a.dtype = static_cast<DType>(pick(0, 1));
     a.level = static_cast<Level>(pick(0, kNumLevels - 1));
     a.layout = static_cast<Layout>(pick(0, 1));
-    if (a.level == Level::kVRF) a.vector_width = kWidths[pick(0, 3)];
+    if (a.level == Level::kVRF) {
+      a.vector_width = kWidths[pick(0, 3)];
+    } else if (pick(0, 3) == 0) {
+      a.pack = static_cast<uint16_t>(pick(1, 64));
+    }
   }
   s.serial = pick(0, 1) == 1;
   if (pick(0, 1) == 1) {
-    s.budget =
-        Budget{static_cast<int32_t>(pick(0, 64)), pick(0, int64_t{1} << 20)};
+    s.budget = Budget{static_cast<int32_t>(pick(0, 64)),
+                      static_cast<int32_t>(pick(0, 64)),
+                      pick(0, int64_t{1} << 20), pick(0, int64_t{1} << 20),
+                      pick(0, int64_t{1} << 24)};
   }
   return Canonical(s);
 }
@@ -61,19 +67,27 @@ Spec RandomValidSpec(std::mt19937_64& rng) {
 const char* const kCanonicalTexts[] = {
     "matmul 256x256x256 f32",
     "matmul 1x2048x16384 bf16*bf16->f32 b=col",
-    "matmul 4x1x16 f32 accum a=l1 b=l1 c=vrf,v8 serial budget=vrf:3,l1:512",
+    "matmul 4x1x16 f32 accum a=l1 b=l1 c=vrf,v8 serial "
+    "budget=vrf:3,gpr:2,l1:0,l2:0,l3:0",
     "zero 4x16 f32 out=vrf,v8",
     "move 4x16 f32 src=l1 dst=vrf,v8",
     "matmul 2x3x4x5 f32",
     "matmul 1x1x1 f32",
     "matmul 1x1x1 bf16 accum a=l1 b=l1 c=l1",
     "matmul 7x1x1 f32 a=col c=col",
-    "matmul 6x256x16 f32*bf16->bf16 a=l1,col b=l1 c=vrf,v1 budget=vrf:0,l1:0",
+    "matmul 6x256x16 f32*bf16->bf16 a=l1,col b=l1 c=vrf,v1 "
+    "budget=vrf:0,gpr:0,l1:0,l2:0,l3:0",
     "matmul 8x3x5x7 bf16 a=col b=col c=col serial",
     "zero 8x8 bf16 out=l1,col",
     "zero 1x1 f32 out=vrf,v1",
     "move 16x4 bf16->f32 src=l1,col dst=vrf,v16",
-    "move 3x5 f32 src=vrf,v4 dst=l1,col serial budget=vrf:64,l1:1",
+    "move 3x5 f32 src=vrf,v4 dst=l1,col serial "
+    "budget=vrf:64,gpr:64,l1:0,l2:0,l3:0",
+    "matmul 6x256x16 f32 accum a=l1 b=l2,p16 c=vrf,v8",
+    "matmul 64x64x64 f32 a=l3,col b=l2,p24 "
+    "budget=vrf:16,gpr:10,l1:512,l2:16384,l3:524288",
+    "move 256x64 f32 dst=l2,p16 budget=vrf:16,gpr:9,l1:512,l2:8192,l3:0",
+    "move 64x256 f32 src=l1,col,p6 dst=vrf,v8",
 };
 
 TEST(SpecTextTest, CanonicalTextsPrintBackUnchanged) {
@@ -87,7 +101,8 @@ TEST(SpecTextTest, CanonicalTextsPrintBackUnchanged) {
 
 TEST(SpecTextTest, ParsesTheDocumentedExamples) {
   absl::StatusOr<Spec> s = ParseSpec(
-      "matmul 4x1x16 f32 accum a=l1 b=l1 c=vrf,v8 serial budget=vrf:3,l1:512");
+      "matmul 4x1x16 f32 accum a=l1 b=l1 c=vrf,v8 serial "
+      "budget=vrf:3,gpr:2,l1:512,l2:0,l3:0");
   ASSERT_THAT(s, IsOk());
   EXPECT_EQ(s->kind, Kind::kMatmulAccum);
   EXPECT_EQ(s->b, 1);
@@ -101,7 +116,8 @@ TEST(SpecTextTest, ParsesTheDocumentedExamples) {
   EXPECT_EQ(s->aux[2],
             (TensorAux{DType::kF32, Level::kVRF, Layout::kRowMajor, 8}));
   EXPECT_TRUE(s->serial);
-  EXPECT_EQ(s->budget, (Budget{3, 512}));
+  // Nothing is farther out than L1, so no cache budget can be spent.
+  EXPECT_EQ(s->budget, (Budget{3, 2, 0, 0, 0}));
 
   s = ParseSpec("matmul 1x2048x16384 bf16*bf16->f32 b=col");
   ASSERT_THAT(s, IsOk());
@@ -139,10 +155,15 @@ TEST(SpecTextTest, NonCanonicalTextsPrintCanonically) {
       {"matmul 4x4x4 f32 a=gl,row", "matmul 4x4x4 f32"},
       {"matmul 4x4x4 f32 a=l1 a=col", "matmul 4x4x4 f32 a=l1,col"},
       {"zero 4x4 f32 out=vrf,v08", "zero 4x4 f32 out=vrf,v8"},
-      {"matmul 4x4x4 f32 budget=l1:512,vrf:3",
-       "matmul 4x4x4 f32 budget=vrf:3,l1:512"},
-      {"matmul 4x4x4 f32 budget=vrf:3,l1:500",
-       "matmul 4x4x4 f32 budget=vrf:3,l1:256"},
+      {"matmul 4x4x4 f32 budget=l1:512,vrf:3,l3:8,gpr:1,l2:4",
+       "matmul 4x4x4 f32 budget=vrf:3,gpr:1,l1:512,l2:4,l3:8"},
+      {"matmul 4x4x4 f32 budget=vrf:3,gpr:1,l1:500,l2:5000,l3:70000",
+       "matmul 4x4x4 f32 budget=vrf:3,gpr:1,l1:256,l2:4096,l3:65536"},
+      {"matmul 4x4x4 f32 a=l2 b=l2 c=l2 budget=vrf:3,gpr:1,l1:8,l2:8,l3:8",
+       "matmul 4x4x4 f32 a=l2 b=l2 c=l2 budget=vrf:3,gpr:1,l1:8,l2:0,l3:0"},
+      {"matmul 1x1x16 f32 b=p16", "matmul 1x1x16 f32"},
+      {"matmul 1x2x16 f32 b=p16", "matmul 1x2x16 f32 b=p16"},
+      {"matmul 1x1x1 f32 b=l1,p8", "matmul 1x1x1 f32 b=l1"},
   };
   for (const auto& [text, canonical] : kCases) {
     absl::StatusOr<Spec> s = ParseSpec(text);
@@ -282,6 +303,14 @@ TEST(SpecTextTest, RejectsBadOperand) {
   ExpectParseError("matmul 4x4x4 f32 a=l1,,col", {"property '' of operand a"});
 }
 
+TEST(SpecTextTest, RejectsBadPanels) {
+  ExpectParseError("matmul 4x4x4 f32 b=p0", {"panel width is 0", "1 to 1024"});
+  ExpectParseError("matmul 4x4x4 f32 b=p2000", {"panel width is 2000"});
+  ExpectParseError("matmul 4x4x4 f32 b=px", {"panel width is 'x'"});
+  ExpectParseError("matmul 4x4x4 f32 c=vrf,v8,p8",
+                   {"operand c is packed in vrf", "only in memory"});
+}
+
 TEST(SpecTextTest, RejectsVrfWithoutVectorWidth) {
   ExpectParseError("matmul 4x4x4 f32 c=vrf",
                    {"operand c", "vector width", "vrf"});
@@ -294,9 +323,13 @@ TEST(SpecTextTest, RejectsVrfWithoutVectorWidth) {
 
 TEST(SpecTextTest, RejectsBadBudget) {
   ExpectParseError("matmul 4x4x4 f32 budget=vrf:3",
-                   {"incomplete", "vrf:R,l1:LINES"});
-  ExpectParseError("matmul 4x4x4 f32 budget=vrf:65,l1:512",
+                   {"incomplete", "vrf:R,gpr:G,l1:LINES,l2:LINES,l3:LINES"});
+  ExpectParseError("matmul 4x4x4 f32 budget=vrf:3,gpr:1,l1:512,l2:8",
+                   {"incomplete"});
+  ExpectParseError("matmul 4x4x4 f32 budget=vrf:65,gpr:1,l1:512,l2:8,l3:8",
                    {"budget vrf is 65", "must be at most 64"});
+  ExpectParseError("matmul 4x4x4 f32 budget=vrf:6,gpr:65,l1:512,l2:8,l3:8",
+                   {"budget gpr is 65", "must be at most 64"});
   ExpectParseError("matmul 4x4x4 f32 budget=vrf:3,gpu:1", {"'gpu:1'"});
   ExpectParseError("matmul 4x4x4 f32 budget=vrf:-1,l1:512",
                    {"budget vrf is -1", "must be at least 0"});

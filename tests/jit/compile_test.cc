@@ -70,14 +70,17 @@ TEST(CompileTest, RandomShapes) {
 namespace amarena {
 namespace {
 
-// With only the three operand bases in registers, every loop counter lives on
-// the stack.
+// A search given no GPRs keeps every loop counter in a stack slot (and packs
+// nothing, a buffer needing a pointer); the emitter also falls back to the
+// stack when its pool runs dry, down to just the three operand bases.
 TEST(CompileTest, LoopCountersSpillToTheStackWhenGprsRunOut) {
   Target t = *HostTarget();
   for (const Spec& user :
        {Spec::Matmul(100, 37, 70), Spec::Matmul(64, 300, 9)}) {
     Searcher searcher(t);
-    absl::StatusOr<ImplPtr> impl = searcher.Solve(t.Bind(user));
+    Spec no_gprs = t.Bind(user);
+    no_gprs.budget->gpr = 0;
+    absl::StatusOr<ImplPtr> impl = searcher.Solve(no_gprs);
     ASSERT_TRUE(impl.ok()) << impl.status();
     for (size_t gprs : {3, 4, 14}) {
       auto code =

@@ -1,5 +1,10 @@
 #include "search/search.h"
 
+#include <random>
+#include <tuple>
+
+#include "absl/container/flat_hash_map.h"
+
 #include "core/cost_model.h"
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
@@ -9,7 +14,9 @@
 namespace amarena {
 namespace {
 
-Target Avx2() { return Target::Avx2(48 * 1024); }
+Target Avx2() {
+  return Target::Avx2({.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20});
+}
 
 // Every node's cost is what the cost model composes from its children's costs.
 void ExpectConsistent(const ImplNode& n, const Target& t) {
@@ -58,67 +65,212 @@ TEST(SearchTest, DeterministicForTheSameSpecAndTarget) {
 TEST(SearchTest, MoreBudgetNeverCostsMore) {
   Target t = Avx2();
   Searcher s(t);
-  const int vrfs[] = {0, 2, 4, 8, 12, 16};
-  const int64_t l1s[] = {0, 4, 16, 64, 512};
-  for (const Spec& base : testing::RandomMatmuls(6, 24, /*seed=*/5)) {
-    auto cost = [&](int vrf, int64_t l1) {
-      Spec spec = base;
-      spec.budget = Budget{vrf, l1};
-      return s.BestCost(spec);
-    };
-    for (size_t v = 0; v < std::size(vrfs); ++v) {
-      for (size_t l = 0; l < std::size(l1s); ++l) {
-        std::optional<Cost> c = cost(vrfs[v], l1s[l]);
-        if (!c) continue;
-        // Anything feasible stays feasible, and no dearer, with one more step
-        // of either.
-        if (v + 1 < std::size(vrfs)) {
-          std::optional<Cost> more = cost(vrfs[v + 1], l1s[l]);
-          ASSERT_TRUE(more.has_value());
-          EXPECT_LE(more->main, c->main) << PrintSpec(base);
+  const Budget max = t.MaxBudget();
+  // Steps along each axis of the budget, from nothing to the target's whole.
+  const std::vector<Budget> steps[] = {
+      {{2, 2, 16, 0, 0}, {4, 2, 16, 0, 0}, {8, 2, 16, 0, 0}, {16, 2, 16, 0, 0}},
+      {{8, 0, 16, 0, 0}, {8, 1, 16, 0, 0}, {8, 3, 16, 0, 0}, {8, 10, 16, 0, 0}},
+      {{8, 3, 1, 0, 0}, {8, 3, 4, 0, 0}, {8, 3, 64, 0, 0}, {8, 3, 512, 0, 0}},
+      {{8, 3, 64, 0, 0}, {8, 3, 64, 1024, 0}, {8, 3, 64, max.l2_lines, 0},
+       {8, 3, 64, max.l2_lines, max.l3_lines}},
+  };
+  for (const Spec& base : testing::RandomMatmuls(6, 40, /*seed=*/5)) {
+    for (const std::vector<Budget>& axis : steps) {
+      std::optional<Cost> prev;
+      for (const Budget& b : axis) {
+        Spec spec = base;
+        spec.budget = b;
+        std::optional<Cost> c = s.BestCost(Canonical(spec));
+        if (prev) {
+          // Anything feasible stays feasible, and no dearer, with more.
+          ASSERT_TRUE(c.has_value()) << PrintSpec(spec);
+          EXPECT_LE(c->main, prev->main) << PrintSpec(spec);
         }
-        if (l + 1 < std::size(l1s)) {
-          std::optional<Cost> more = cost(vrfs[v], l1s[l + 1]);
-          ASSERT_TRUE(more.has_value());
-          EXPECT_LE(more->main, c->main) << PrintSpec(base);
-        }
+        prev = c;
       }
     }
   }
 }
 
 // Strict order on Specs under which every rewrite's sub-Specs are smaller (the
-// reason the search cannot cycle): volume, then kind (Matmul > MatmulAccum >
-// Zero/Move), then total level speed.
-std::tuple<int64_t, int, int> Size(const Spec& s) {
+// reason the search cannot cycle): kind (Matmul > MatmulAccum > Zero, Move),
+// then volume, then how far out the operands are.
+std::tuple<int, int64_t, int> Size(const Spec& s) {
   int64_t volume = s.m * s.k * s.n;
   int kind = s.kind == Kind::kMatmul ? 2 : s.kind == Kind::kMatmulAccum ? 1 : 0;
   int slowness = 0;
   for (int i = 0; i < s.NumOperands(); ++i)
-    slowness += 2 - static_cast<int>(s.aux[i].level);
-  return {volume, kind, slowness};
+    slowness += static_cast<int>(Level::kVRF) - static_cast<int>(s.aux[i].level);
+  return {kind, volume, slowness};
 }
 
 TEST(SearchTest, SubSpecsAreCanonicalAndStrictlySmaller) {
   Target t = Avx2();
   std::vector<Spec> todo;
-  for (const Spec& s : testing::RandomMatmuls(20, 40, /*seed=*/9))
+  for (const Spec& s : testing::RandomMatmuls(20, 600, /*seed=*/9))
     todo.push_back(t.Bind(s));
   int checked = 0;
-  while (!todo.empty() && checked < 3000) {
+  while (!todo.empty() && checked < 20000) {
     Spec s = todo.back();
     todo.pop_back();
     for (const Candidate& c : EnumerateCandidates(s, t)) {
       for (const Spec& child : c.expansion.children) {
-        EXPECT_EQ(child, Canonical(child));
+        EXPECT_EQ(child, Canonical(child)) << PrintSpec(child);
         EXPECT_LT(Size(child), Size(s))
             << PrintSpec(s) << " -> " << PrintSpec(child);
-        if (todo.size() < 200) todo.push_back(child);
+        if (todo.size() < 400) todo.push_back(child);
         ++checked;
       }
     }
   }
-  EXPECT_GT(checked, 1000);
+  EXPECT_GT(checked, 5000);
+}
+
+// The cost model is monotone in every child: a dearer child never makes its
+// parent cheaper (what makes the memoised DP, and the brute force below,
+// exact).
+TEST(SearchTest, CostIsMonotoneInEachChild) {
+  Target t = Avx2();
+  std::mt19937_64 rng(3);
+  int checked = 0;
+  for (const Spec& user : testing::RandomMatmuls(10, 64, /*seed=*/4)) {
+    for (const Candidate& c : EnumerateCandidates(t.Bind(user), t)) {
+      std::vector<Cost> kids(c.expansion.children.size());
+      for (Cost& k : kids) k.main = static_cast<int64_t>(rng() % 1000);
+      Cost base = ComposeCost(t.Bind(user), c.expansion, kids, t);
+      for (Cost& k : kids) {
+        k.main += 1 + static_cast<int64_t>(rng() % 100);
+        Cost more = ComposeCost(t.Bind(user), c.expansion, kids, t);
+        EXPECT_GT(more.main, base.main) << Describe(c.action);
+        base = more;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 100);
+}
+
+// A small target so that tiles of at most 8x8 already need L2 and L3.
+Target Tiny() {
+  Target t = Avx2();
+  t.l1_lines = 4;
+  t.l2_lines = 8;
+  t.l3_lines = 64;
+  return t;
+}
+
+// Every tree the rewrites allow, enumerated without any of the search's
+// shortcuts (no lower bounds, no pruning, no budget clamping, no boxes, no
+// solving at the top budget): the minimum over candidates of the cost model
+// composed from each child's minimum. Memoised on the exact Spec, so shared
+// subtrees are costed once; that is exact because the model is monotone in
+// every child (CostIsMonotoneInEachChild).
+class BruteForce {
+ public:
+  explicit BruteForce(const Target& t) : t_(t) {}
+  std::optional<Cost> Best(const Spec& s) {
+    if (auto it = memo_.find(s); it != memo_.end()) return it->second;
+    std::optional<Cost> best;
+    for (const Candidate& c : EnumerateCandidates(s, t_)) {
+      std::vector<Cost> kids;
+      for (const Spec& child : c.expansion.children) {
+        std::optional<Cost> k = Best(child);
+        if (!k) break;
+        kids.push_back(*k);
+      }
+      if (kids.size() != c.expansion.children.size()) continue;
+      Cost cost = ComposeCost(s, c.expansion, kids, t_);
+      if (!best || cost < *best) best = cost;
+    }
+    memo_.emplace(s, best);
+    return best;
+  }
+
+ private:
+  Target t_;
+  absl::flat_hash_map<Spec, std::optional<Cost>> memo_;
+};
+
+TEST(SearchTest, DpEqualsBruteForceUpTo8x8x8) {
+  const Target t = Tiny();
+  const Budget budgets[] = {t.MaxBudget(), {6, 2, 4, 8, 64}, {3, 0, 2, 8, 16},
+                            {16, 10, 1, 2, 64}};
+  BruteForce brute(t);
+  Searcher dp(t);
+  int feasible = 0;
+  for (int64_t m = 1; m <= 8; ++m)
+    for (int64_t k = 1; k <= 8; ++k)
+      for (int64_t n = 1; n <= 8; ++n)
+        for (const Budget& b : budgets) {
+          Spec s = Spec::Matmul(m, k, n);
+          s.budget = b;
+          s = Canonical(s);
+          std::optional<Cost> want = brute.Best(s);
+          std::optional<Cost> got = dp.BestCost(s);
+          ASSERT_EQ(got.has_value(), want.has_value()) << PrintSpec(s);
+          if (!want) continue;
+          ++feasible;
+          ASSERT_EQ(got->main, want->main) << PrintSpec(s);
+          EXPECT_EQ(got->peak, want->peak) << PrintSpec(s);
+        }
+  EXPECT_GT(feasible, 1000);
+}
+
+TEST(SearchTest, CompressedAndPlainMemoGiveTheSameTrees) {
+  const Target t = Avx2();
+  for (const char* text :
+       {"matmul 37x19x41 f32", "matmul 64x64x64 f32", "matmul 100x37x70 f32",
+        "matmul 1x300x17 f32 b=col", "matmul 13x8x200 f32 accum"}) {
+    Spec s = t.Bind(*ParseSpec(text));
+    Searcher compressed(t);
+    Searcher plain(t, SearchOptions{.compress_memo = false,
+                                    .solve_at_top = false});
+    auto a = compressed.Solve(s);
+    auto b = plain.Solve(s);
+    ASSERT_TRUE(a.ok() && b.ok()) << text;
+    EXPECT_EQ(PrintImpl(**a), PrintImpl(**b)) << text;
+  }
+}
+
+TEST(SearchTest, ResolvingAtThePeakGivesTheSameDecision) {
+  const Target t = Avx2();
+  for (const Spec& user : testing::RandomMatmuls(12, 120, /*seed=*/11)) {
+    Spec s = t.Bind(user);
+    Searcher full(t);
+    std::optional<Cost> cost = full.BestCost(s);
+    std::optional<Action> action = full.BestAction(s);
+    ASSERT_TRUE(cost && action) << PrintSpec(s);
+    Spec at_peak = s;
+    at_peak.budget = cost->peak;
+    at_peak = Canonical(at_peak);
+    Searcher fresh(t);
+    EXPECT_EQ(fresh.BestCost(at_peak), cost) << PrintSpec(at_peak);
+    EXPECT_EQ(fresh.BestAction(at_peak), action) << PrintSpec(at_peak);
+  }
+}
+
+TEST(SearchTest, PackedBAndBlockingAtL2AndL1For512And1024) {
+  const Target t = Avx2();
+  for (int64_t size : {512, 1024}) {
+    Searcher s(t);
+    auto impl = s.Solve(t.Bind(Spec::Matmul(size, size, size)));
+    ASSERT_TRUE(impl.ok());
+    bool packed_b = false, l2 = false, l1 = false;
+    std::vector<const ImplNode*> todo = {impl->get()};
+    while (!todo.empty()) {
+      const ImplNode* n = todo.back();
+      todo.pop_back();
+      if (n->how.type == NodeType::kAlloc) {
+        const AllocInfo& a = n->how.alloc;
+        packed_b |= a.kind == AllocKind::kBuffer && a.operand == 1 &&
+                    a.to.pack != 0;
+        l2 |= a.to.level == Level::kL2;
+        l1 |= a.to.level == Level::kL1;
+      }
+      for (const ImplPtr& c : n->children) todo.push_back(c.get());
+    }
+    EXPECT_TRUE(packed_b && l2 && l1) << PrintImpl(**impl);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,95 @@
+#include "search/memo_table.h"
+
+#include <bit>
+
+#include "core/status_macros.h"
+
+namespace amarena {
+namespace {
+
+Spec KeyOf(Spec s) {
+  s.budget.reset();
+  return s;
+}
+
+int64_t LogCoord(int64_t lines) {
+  return lines <= 0 ? 0 : 64 - std::countl_zero(static_cast<uint64_t>(lines));
+}
+
+}  // namespace
+
+MemoTable::Point MemoTable::ToPoint(const Budget& b) {
+  return {b.vrf, b.gpr, LogCoord(b.l1_lines), LogCoord(b.l2_lines),
+          LogCoord(b.l3_lines)};
+}
+
+const MemoEntry* MemoTable::Find(const Spec& s) const {
+  AMARENA_CHECK(s.budget.has_value());
+  auto it = boxes_.find(KeyOf(s));
+  if (it == boxes_.end()) return nullptr;
+  const Point p = ToPoint(*s.budget);
+  for (const Box& box : it->second) {
+    bool inside = true;
+    for (int d = 0; d < kDims && inside; ++d)
+      inside = box.lo[d] <= p[d] && p[d] <= box.hi[d];
+    if (inside) return &box.entry;
+  }
+  return nullptr;
+}
+
+void MemoTable::Insert(const Spec& s, const MemoEntry& e) {
+  AMARENA_CHECK(s.budget.has_value());
+  Box box{.hi = ToPoint(*s.budget), .entry = e};
+  box.lo = !compress_  ? box.hi
+           : e.feasible ? ToPoint(e.cost.peak)
+                        : Point{};
+  for (int d = 0; d < kDims; ++d) AMARENA_CHECK(box.lo[d] <= box.hi[d]);
+  std::vector<Box>& boxes = boxes_[KeyOf(s)];
+  // Merge with any box holding the same answer whose union with this one is
+  // a box: equal on every axis but one, and touching or overlapping on it.
+  for (bool merged = compress_; merged;) {
+    merged = false;
+    for (size_t i = 0; i < boxes.size(); ++i) {
+      const Box& o = boxes[i];
+      if (!(o.entry == box.entry)) continue;
+      int differ = -1, count = 0;
+      for (int d = 0; d < kDims; ++d) {
+        if (o.lo[d] != box.lo[d] || o.hi[d] != box.hi[d]) {
+          differ = d;
+          ++count;
+        }
+      }
+      if (count > 1) continue;
+      if (count == 1 && (o.hi[differ] + 1 < box.lo[differ] ||
+                         box.hi[differ] + 1 < o.lo[differ]))
+        continue;
+      if (count == 1) {
+        box.lo[differ] = std::min(box.lo[differ], o.lo[differ]);
+        box.hi[differ] = std::max(box.hi[differ], o.hi[differ]);
+      }
+      boxes.erase(boxes.begin() + static_cast<std::ptrdiff_t>(i));
+      merged = true;
+      break;
+    }
+  }
+  boxes.push_back(box);
+}
+
+MemoStats MemoTable::Stats() const {
+  MemoStats st;
+  st.keys = static_cast<int64_t>(boxes_.size());
+  st.bytes = static_cast<int64_t>(boxes_.capacity() *
+                                  (sizeof(Spec) + sizeof(std::vector<Box>)));
+  for (const auto& [key, boxes] : boxes_) {
+    st.boxes += static_cast<int64_t>(boxes.size());
+    st.bytes += static_cast<int64_t>(boxes.capacity() * sizeof(Box));
+    for (const Box& b : boxes) {
+      int64_t volume = 1;
+      for (int d = 0; d < kDims; ++d) volume *= b.hi[d] - b.lo[d] + 1;
+      st.specs_answered += volume;
+    }
+  }
+  return st;
+}
+
+}  // namespace amarena

@@ -1,0 +1,71 @@
+// The search's memo table, spatially compressed.
+//
+// A Spec splits into a table key (the Spec without its budget: kind, dims,
+// dtypes, levels, layouts, flags) and an integer point: its budget, with each
+// cache level as log2(lines) + 1 (0 for no lines). A result found under budget
+// L whose tree peaks at P (core/impl.h: the least budget under which the tree
+// is valid) is the answer for every budget between P and L, so it is stored
+// once, as the box [P, L]; "no tree fits L" is the answer for every budget
+// below L, the box [0, L]. A new box merges with an existing one that holds the
+// same answer when their union is a box. Lookups scan the key's boxes.
+//
+// With compression off (tests compare the two) each result is the single
+// point L.
+//
+//   MemoTable t(/*compress=*/true);
+//   if (const MemoEntry* e = t.Find(spec)) ...
+//   t.Insert(spec, entry);
+#ifndef AMARENA_SEARCH_MEMO_TABLE_H_
+#define AMARENA_SEARCH_MEMO_TABLE_H_
+
+#include <array>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "core/impl.h"
+#include "search/action.h"
+
+namespace amarena {
+
+struct MemoEntry {
+  bool feasible = false;
+  Cost cost;
+  Action action;  // the best action, re-applied to rebuild the tree
+
+  friend bool operator==(const MemoEntry&, const MemoEntry&) = default;
+};
+
+struct MemoStats {
+  int64_t keys = 0;
+  int64_t boxes = 0;
+  // Budget points the boxes cover: the Specs the table answers without search.
+  int64_t specs_answered = 0;
+  int64_t bytes = 0;
+};
+
+class MemoTable {
+ public:
+  explicit MemoTable(bool compress = true) : compress_(compress) {}
+
+  // `s` must carry a budget.
+  const MemoEntry* Find(const Spec& s) const;
+  void Insert(const Spec& s, const MemoEntry& e);
+
+  MemoStats Stats() const;
+
+ private:
+  static constexpr int kDims = 5;
+  using Point = std::array<int64_t, kDims>;
+  struct Box {
+    Point lo, hi;
+    MemoEntry entry;
+  };
+  static Point ToPoint(const Budget& b);
+
+  bool compress_;
+  absl::flat_hash_map<Spec, std::vector<Box>> boxes_;
+};
+
+}  // namespace amarena
+
+#endif  // AMARENA_SEARCH_MEMO_TABLE_H_

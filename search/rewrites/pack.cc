@@ -1,0 +1,41 @@
+// Copy an input operand into a packed buffer in a faster cache level.
+// Applies to: B (operand 1) of Matmul and MatmulAccum when it is in GL, L3 or
+//   L2 in plain row-major layout, towards each faster cache level whose budget
+//   the buffer fits (L2 and L3 only for buffers too big for the next faster
+//   level, Target::WorthPlacing), as K x P panels for each panel width P the target offers
+//   (1 to 3 vectors: the widths of the register tiles, at most one partly
+//   filled panel).
+// Yields: an Alloc of kind buffer: the prologue Move (the copy, which the
+//   search implements like any other Spec: tiled, viewed, and a copy kernel)
+//   and the body reading B from the buffer. The buffer takes its lines from
+//   the level's budget and one GPR for its base pointer.
+#include "search/rewrites/alloc_common.h"
+#include "search/rewrites/registry.h"
+
+namespace amarena {
+
+void PackOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
+  if (!s.IsMatmul()) return;
+  const int i = 1;
+  const TensorAux& from = s.aux[i];
+  if (from.level == Level::kVRF || from.level == Level::kL1 || from.pack ||
+      from.layout != Layout::kRowMajor || from.dtype != DType::kF32)
+    return;
+  const int64_t lanes = t.f32_lanes;
+  const int64_t max_width = (s.n + lanes - 1) / lanes * lanes;
+  for (Level to : kCacheLevels) {
+    if (!Faster(to, from.level)) continue;
+    for (int64_t p = lanes; p <= 3 * lanes && p <= max_width; p += lanes) {
+      TensorAux aux = from;
+      aux.level = to;
+      aux.pack = static_cast<uint16_t>(p);
+      TensorSpec buffer = s.Operand(i);
+      buffer.aux = aux;
+      if (!t.WorthPlacing(to, buffer.Lines())) continue;
+      if (auto c = MakeAlloc(s, i, aux, AllocKind::kBuffer))
+        out.push_back(*std::move(c));
+    }
+  }
+}
+
+}  // namespace amarena
