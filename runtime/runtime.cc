@@ -118,8 +118,17 @@ Runtime::Result Runtime::Create(const Spec& bound) {
   ++generated_;
   using Clock = std::chrono::steady_clock;
   auto t0 = Clock::now();
-  Searcher searcher(*target_);
-  AMARENA_ASSIGN_OR_RETURN(ImplPtr impl, searcher.Solve(bound));
+  absl::StatusOr<ImplPtr> solved;
+  int64_t specs_solved = 0;
+  {
+    std::lock_guard<std::mutex> lock(search_mu_);
+    if (!searcher_ || searcher_->memo_bytes() > kSearchMemoBytes)
+      searcher_ = std::make_unique<Searcher>(*target_);
+    int64_t before = searcher_->stats().specs_solved;
+    solved = searcher_->Solve(bound);
+    specs_solved = searcher_->stats().specs_solved - before;
+  }
+  AMARENA_ASSIGN_OR_RETURN(ImplPtr impl, std::move(solved));
   auto t1 = Clock::now();
   AMARENA_ASSIGN_OR_RETURN(std::unique_ptr<CompiledKernel> code,
                            Compile(*impl, *target_, KernelName(bound)));
@@ -129,7 +138,7 @@ Runtime::Result Runtime::Create(const Spec& bound) {
   };
   return std::make_shared<const Kernel>(
       bound, *target_, std::move(impl), std::move(code), ms(t1 - t0),
-      ms(t2 - t1), searcher.stats().specs_solved);
+      ms(t2 - t1), specs_solved);
 }
 
 }  // namespace amarena

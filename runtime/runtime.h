@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/impl.h"
+#include "search/search.h"
 #include "core/target.h"
 
 namespace amarena {
@@ -87,6 +88,12 @@ class Runtime {
   std::mutex mu_;
   absl::flat_hash_map<std::string, std::shared_future<Result>> cache_;
   std::atomic<int64_t> generated_{0};
+  // One search memo shared by every kernel this runtime creates (shapes of
+  // one model share most sub-problems), dropped when it grows past
+  // kSearchMemoBytes. Searches take turns on it.
+  static constexpr int64_t kSearchMemoBytes = int64_t{256} << 20;
+  std::mutex search_mu_;
+  std::unique_ptr<Searcher> searcher_;
 };
 
 }  // namespace amarena

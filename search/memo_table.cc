@@ -2,14 +2,17 @@
 
 #include <bit>
 
+#include "core/spec_text.h"
 #include "core/status_macros.h"
 
 namespace amarena {
 namespace {
 
-Spec KeyOf(Spec s) {
-  s.budget.reset();
-  return s;
+uint64_t PackAux(const TensorAux& a) {
+  return static_cast<uint64_t>(a.dtype) | static_cast<uint64_t>(a.level) << 1 |
+         static_cast<uint64_t>(a.layout) << 4 |
+         static_cast<uint64_t>(a.vector_width) << 5 |
+         static_cast<uint64_t>(a.pack) << 10;
 }
 
 int64_t LogCoord(int64_t lines) {
@@ -17,6 +20,18 @@ int64_t LogCoord(int64_t lines) {
 }
 
 }  // namespace
+
+MemoTable::Key MemoTable::KeyOf(const Spec& s) {
+  // Dims and batch are below 2^31 (the parser's limit), a vector width below
+  // 2^5 and a panel below 2^11, so every field fits.
+  static_assert(kMaxPack < (1 << 11));
+  return Key{{static_cast<uint64_t>(s.m) | static_cast<uint64_t>(s.k) << 31 |
+                  static_cast<uint64_t>(s.kind) << 62,
+              static_cast<uint64_t>(s.n) | static_cast<uint64_t>(s.b) << 31 |
+                  static_cast<uint64_t>(s.serial) << 62,
+              PackAux(s.aux[0]) | PackAux(s.aux[1]) << 21 |
+                  PackAux(s.aux[2]) << 42}};
+}
 
 MemoTable::Point MemoTable::ToPoint(const Budget& b) {
   return {b.vrf, b.gpr, LogCoord(b.l1_lines), LogCoord(b.l2_lines),
@@ -68,18 +83,20 @@ void MemoTable::Insert(const Spec& s, const MemoEntry& e) {
         box.hi[differ] = std::max(box.hi[differ], o.hi[differ]);
       }
       boxes.erase(boxes.begin() + static_cast<std::ptrdiff_t>(i));
+      --num_boxes_;
       merged = true;
       break;
     }
   }
   boxes.push_back(box);
+  ++num_boxes_;
 }
 
 MemoStats MemoTable::Stats() const {
   MemoStats st;
   st.keys = static_cast<int64_t>(boxes_.size());
   st.bytes = static_cast<int64_t>(boxes_.capacity() *
-                                  (sizeof(Spec) + sizeof(std::vector<Box>)));
+                                  (sizeof(Key) + sizeof(std::vector<Box>)));
   for (const auto& [key, boxes] : boxes_) {
     st.boxes += static_cast<int64_t>(boxes.size());
     st.bytes += static_cast<int64_t>(boxes.capacity() * sizeof(Box));

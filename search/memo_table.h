@@ -51,7 +51,13 @@ class MemoTable {
   const MemoEntry* Find(const Spec& s) const;
   void Insert(const Spec& s, const MemoEntry& e);
 
-  MemoStats Stats() const;
+  MemoStats Stats() const;  // walks the table
+  // Memory held, counted as entries come and go (cheap).
+  int64_t ApproxBytes() const {
+    return num_boxes_ * static_cast<int64_t>(sizeof(Box)) +
+           static_cast<int64_t>(boxes_.size()) *
+               static_cast<int64_t>(sizeof(Key) + sizeof(std::vector<Box>));
+  }
 
  private:
   static constexpr int kDims = 5;
@@ -62,8 +68,21 @@ class MemoTable {
   };
   static Point ToPoint(const Budget& b);
 
+  // The table key, packed into three words (hashing them is several times
+  // cheaper than hashing the Spec field by field).
+  struct Key {
+    uint64_t w[3];
+    friend bool operator==(const Key&, const Key&) = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const Key& k) {
+      return H::combine(std::move(h), k.w[0], k.w[1], k.w[2]);
+    }
+  };
+  static Key KeyOf(const Spec& s);
+
   bool compress_;
-  absl::flat_hash_map<Spec, std::vector<Box>> boxes_;
+  absl::flat_hash_map<Key, std::vector<Box>> boxes_;
+  int64_t num_boxes_ = 0;
 };
 
 }  // namespace amarena

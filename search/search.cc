@@ -1,6 +1,7 @@
 #include "search/search.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
@@ -42,9 +43,7 @@ std::optional<Action> Searcher::BestAction(const Spec& s) {
 namespace {
 
 int CeilLog2(int64_t x) {
-  int r = 0;
-  while ((int64_t{1} << r) < x) ++r;
-  return r;
+  return x <= 1 ? 0 : std::bit_width(static_cast<uint64_t>(x - 1));
 }
 
 }  // namespace

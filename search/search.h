@@ -63,6 +63,7 @@ class Searcher {
 
   const SearchStats& stats() const { return stats_; }
   MemoStats memo_stats() const { return memo_.Stats(); }
+  int64_t memo_bytes() const { return memo_.ApproxBytes(); }
 
  private:
   MemoEntry SolveExact(const Spec& s);
