@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "core/kernels.h"
 #include "core/spec.h"
 
@@ -87,7 +88,9 @@ struct Expansion {
   LoopInfo loop;
   AllocInfo alloc;
   KernelId kernel = KernelId::kScalarFma;
-  std::vector<Spec> children;
+  // At most three: [prologue,] body[, epilogue] or body[, remainder] (inline:
+  // the search builds millions of these).
+  absl::InlinedVector<Spec, 3> children;
 };
 
 struct ImplNode {

@@ -116,8 +116,10 @@ MemoEntry Searcher::SolveExact(const Spec& spec) {
                         std::min(most.l2_lines, usable.l2_lines),
                         std::min(most.l3_lines, usable.l3_lines)};
     if (top.budget != s.budget) {
-      SolveExact(top);
-      if (const MemoEntry* hit = memo_.Find(s)) return *hit;
+      MemoEntry e = SolveExact(top);
+      // Its box [peak, top] holds this budget when the peak fits it (and "no
+      // tree fits" at the top holds for everything below).
+      if (!e.feasible || e.cost.peak.FitsIn(*s.budget)) return e;
     }
   }
   ++stats_.specs_solved;
@@ -125,30 +127,28 @@ MemoEntry Searcher::SolveExact(const Spec& spec) {
   // Best-first: order candidates by a lower bound on their cost, composed from
   // their children's lower bounds (the model is monotone, so this bounds every
   // tree under the candidate).
-  struct Ranked {
-    int64_t bound;
-    Candidate c;
-  };
-  std::vector<Ranked> ranked;
-  std::vector<Cost> costs;
-  for (Candidate& c : EnumerateCandidates(s, target_)) {
+  std::vector<Candidate> cands = EnumerateCandidates(s, target_);
+  // (bound, index): sorting these keeps the candidates themselves in place.
+  std::vector<std::pair<int64_t, uint32_t>> ranked;
+  ranked.reserve(cands.size());
+  absl::InlinedVector<Cost, 3> costs;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    const Candidate& c = cands[i];
     costs.clear();
     for (const Spec& child : c.expansion.children)
       costs.push_back(Cost{.main = LowerBound(child, target_)});
     int64_t bound = ComposeCost(s, c.expansion, costs, target_).main;
-    ranked.push_back({bound, std::move(c)});
+    ranked.emplace_back(bound, static_cast<uint32_t>(i));
   }
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const Ranked& a, const Ranked& b) {
-                     return a.bound < b.bound;
-                   });
+  // Index order breaks ties in bound, so this is the stable order.
+  std::sort(ranked.begin(), ranked.end());
 
   MemoEntry best;
   for (size_t r = 0; r < ranked.size(); ++r) {
-    const Candidate& c = ranked[r].c;
+    const Candidate& c = cands[ranked[r].second];
     // Strictly greater: a candidate that can only tie may still win the tie on
     // its action.
-    if (options_.prune && best.feasible && ranked[r].bound > best.cost.main) {
+    if (options_.prune && best.feasible && ranked[r].first > best.cost.main) {
       stats_.candidates_pruned += static_cast<int64_t>(ranked.size() - r);
       break;
     }

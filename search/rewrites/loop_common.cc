@@ -5,7 +5,9 @@
 
 namespace amarena {
 
-Spec WithExtent(Spec s, Dim d, int64_t extent) {
+namespace {
+
+void SetExtent(Spec& s, Dim d, int64_t extent) {
   switch (d) {
     case Dim::kM:
       s.m = extent;
@@ -17,6 +19,12 @@ Spec WithExtent(Spec s, Dim d, int64_t extent) {
       s.n = extent;
       break;
   }
+}
+
+}  // namespace
+
+Spec WithExtent(Spec s, Dim d, int64_t extent) {
+  SetExtent(s, d, extent);
   return Canonical(s);
 }
 
@@ -42,15 +50,13 @@ std::vector<int64_t> TileSizes(const Spec& s, Dim d) {
       multiple = std::max(multiple, w);
     }
   }
-  // 3 * 2^a only where it makes register tiles: up to 12 rows along m, three
-  // vectors along n.
-  const int64_t max_three = d == Dim::kM ? 12 : d == Dim::kN ? 3 * multiple : 0;
+  // 3 * 2^a only where it makes register tiles: 3, 6 and 12 rows along m.
+  const int64_t max_three = d == Dim::kM ? 12 : 0;
   std::vector<int64_t> sizes;
   for (int64_t p = 1; p < extent; p *= 2) {
     for (int64_t size : {p, 3 * p}) {
       if (size >= extent || size % multiple != 0) continue;
-      if (size != p && (size > max_three || (d == Dim::kN && multiple == 1)))
-        continue;
+      if (size != p && size > max_three) continue;
       sizes.push_back(size);
     }
   }
@@ -78,7 +84,8 @@ Candidate MakeLoop(const Spec& s, ActionKind kind, Dim d, int64_t size) {
                        s.aux[i].level == Level::kVRF;
   loop.unrolled = moves_registers || loop.full_iters == 1;
   loop.counter_in_reg = !loop.unrolled && s.budget->gpr >= 1;
-  Spec body = WithExtent(s, d, size);
+  Spec body = s;
+  SetExtent(body, d, size);
   body.budget = LoopChildBudget(*s.budget, loop, 0);
   e.children.push_back(Canonical(body));
   if (extent % size) e.children.push_back(WithExtent(s, d, extent % size));

@@ -13,8 +13,8 @@ namespace amarena {
 // Spec with dimension `d` set to `extent`.
 Spec WithExtent(Spec s, Dim d, int64_t extent);
 
-// Tile sizes below the extent of `d`: 2^a, plus 3, 6 and 12 along m and three
-// vectors along n (so 6 x 16 and 4 x 24 register tiles exist), keeping every register tile whole (a multiple of its vector width)
+// Tile sizes below the extent of `d`: 2^a, plus 3, 6 and 12 along m (so 6 x 16
+// register tiles exist), keeping every register tile whole (a multiple of its vector width)
 // and every packed operand's panels whole (a multiple of its panel width).
 std::vector<int64_t> TileSizes(const Spec& s, Dim d);
 

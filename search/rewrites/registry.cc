@@ -16,6 +16,7 @@ std::span<const Rewrite> Rewrites() {
 
 std::vector<Candidate> EnumerateCandidates(const Spec& s, const Target& t) {
   std::vector<Candidate> out;
+  out.reserve(48);
   for (const Rewrite& r : Rewrites()) r.enumerate(s, t, out);
   return out;
 }

@@ -1,8 +1,10 @@
 // View an operand in a faster cache level.
-// Applies to: any memory operand (GL, L3, L2) of any Spec, towards each faster
-//   cache level (L3, L2, L1) whose budget its lines fit, L2 and L3 only for
-//   inputs too big for the next faster level (Target::WorthPlacing; an output
-//   tile is read and written once per pass over k, so it goes straight to L1).
+// Applies to: any memory operand (GL, L3, L2) of any Spec, towards L2 or L1
+//   when its lines fit the budget there: L2 only for inputs too big for L1
+//   (Target::WorthPlacing; an output tile is read and written once per pass
+//   over k, so it goes straight to L1). L3 holds packing buffers only: views
+//   into L3 never changed the modelled cost of the trees (1024^3:
+//   identical) and doubled the search time.
 //   Same layout.
 // Yields: an Alloc of kind view with one child, the Spec with the operand now
 //   at that level and that level's budget reduced by the lines, rounded down
@@ -21,6 +23,7 @@ void ViewOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
     const int64_t lines = s.Operand(i).Lines();
     for (Level to : kCacheLevels) {
       if (!Faster(to, from.level) || !t.WorthPlacing(to, lines)) continue;
+      if (to == Level::kL3) continue;
       if (to != Level::kL1 && i == s.OutputIndex()) continue;
       TensorAux aux = from;
       aux.level = to;
