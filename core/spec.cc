@@ -18,36 +18,6 @@ int64_t CeilPow2(int64_t x) {
   return f == x ? f : 2 * f;
 }
 
-int64_t Budget::Lines(Level l) const {
-  return const_cast<Budget*>(this)->Lines(l);
-}
-
-int64_t& Budget::Lines(Level l) {
-  switch (l) {
-    case Level::kL1:
-      return l1_lines;
-    case Level::kL2:
-      return l2_lines;
-    case Level::kL3:
-      return l3_lines;
-    default:
-      AMARENA_CHECK(false && "Budget::Lines of a level without lines");
-  }
-  return l1_lines;
-}
-
-bool Budget::FitsIn(const Budget& b) const {
-  return vrf <= b.vrf && gpr <= b.gpr && l1_lines <= b.l1_lines &&
-         l2_lines <= b.l2_lines && l3_lines <= b.l3_lines;
-}
-
-Budget Budget::Max(const Budget& a, const Budget& b) {
-  return Budget{std::max(a.vrf, b.vrf), std::max(a.gpr, b.gpr),
-                std::max(a.l1_lines, b.l1_lines),
-                std::max(a.l2_lines, b.l2_lines),
-                std::max(a.l3_lines, b.l3_lines)};
-}
-
 Spec Spec::Matmul(int64_t m, int64_t k, int64_t n, TensorAux a, TensorAux b,
                   TensorAux c, bool accum) {
   Spec s;
@@ -75,51 +45,6 @@ Spec Spec::Move(int64_t m, int64_t n, TensorAux src, TensorAux dst) {
   s.n = n;
   s.aux = {src, dst, TensorAux{}};
   return Canonical(s);
-}
-
-int Spec::NumOperands() const {
-  switch (kind) {
-    case Kind::kMatmul:
-    case Kind::kMatmulAccum:
-      return 3;
-    case Kind::kZero:
-      return 1;
-    case Kind::kMove:
-      return 2;
-  }
-  return 0;
-}
-
-TensorSpec Spec::Operand(int i) const {
-  AMARENA_CHECK(i >= 0 && i < NumOperands());
-  TensorSpec t;
-  t.aux = aux[i];
-  if (IsMatmul()) {
-    t.rows = i == 1 ? k : m;
-    t.cols = i == 0 ? k : n;
-  } else {
-    t.rows = m;
-    t.cols = n;
-  }
-  return t;
-}
-
-Access Spec::OperandAccess(int i) const {
-  if (i != OutputIndex()) return Access::kIn;
-  return kind == Kind::kMatmulAccum ? Access::kInOut : Access::kOut;
-}
-
-int Spec::OutputIndex() const {
-  switch (kind) {
-    case Kind::kMatmul:
-    case Kind::kMatmulAccum:
-      return 2;
-    case Kind::kZero:
-      return 0;
-    case Kind::kMove:
-      return 1;
-  }
-  return 0;
 }
 
 Spec Canonical(Spec s) {

@@ -15,6 +15,7 @@
 #ifndef AMARENA_CORE_SPEC_H_
 #define AMARENA_CORE_SPEC_H_
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -36,13 +37,25 @@ struct Budget {
   int64_t l2_lines = 0;
   int64_t l3_lines = 0;
 
-  // The lines of a cache level (IsCache(l)).
-  int64_t Lines(Level l) const;
-  int64_t& Lines(Level l);
+  // The lines of a cache level (IsCache(l); the others read as L3).
+  int64_t Lines(Level l) const {
+    return l == Level::kL1 ? l1_lines : l == Level::kL2 ? l2_lines : l3_lines;
+  }
+  int64_t& Lines(Level l) {
+    return l == Level::kL1 ? l1_lines : l == Level::kL2 ? l2_lines : l3_lines;
+  }
   // Componentwise <=: everything `*this` needs fits in `b`.
-  bool FitsIn(const Budget& b) const;
+  bool FitsIn(const Budget& b) const {
+    return vrf <= b.vrf && gpr <= b.gpr && l1_lines <= b.l1_lines &&
+           l2_lines <= b.l2_lines && l3_lines <= b.l3_lines;
+  }
   // Componentwise max.
-  static Budget Max(const Budget& a, const Budget& b);
+  static Budget Max(const Budget& a, const Budget& b) {
+    return Budget{std::max(a.vrf, b.vrf), std::max(a.gpr, b.gpr),
+                  std::max(a.l1_lines, b.l1_lines),
+                  std::max(a.l2_lines, b.l2_lines),
+                  std::max(a.l3_lines, b.l3_lines)};
+  }
 
   friend auto operator<=>(const Budget&, const Budget&) = default;
   template <typename H>
@@ -76,11 +89,30 @@ struct Spec {
   bool IsMatmul() const {
     return kind == Kind::kMatmul || kind == Kind::kMatmulAccum;
   }
-  int NumOperands() const;
-  TensorSpec Operand(int i) const;
-  Access OperandAccess(int i) const;
+  int NumOperands() const {
+    return IsMatmul() ? 3 : kind == Kind::kMove ? 2 : 1;
+  }
+  // Operand i's shape and aux (i < NumOperands()).
+  TensorSpec Operand(int i) const {
+    TensorSpec t;
+    t.aux = aux[i];
+    if (IsMatmul()) {
+      t.rows = i == 1 ? k : m;
+      t.cols = i == 0 ? k : n;
+    } else {
+      t.rows = m;
+      t.cols = n;
+    }
+    return t;
+  }
+  Access OperandAccess(int i) const {
+    if (i != OutputIndex()) return Access::kIn;
+    return kind == Kind::kMatmulAccum ? Access::kInOut : Access::kOut;
+  }
   // Index of the single output operand.
-  int OutputIndex() const;
+  int OutputIndex() const {
+    return IsMatmul() ? 2 : kind == Kind::kMove ? 1 : 0;
+  }
   // Multiply-adds a matmul performs (b*m*k*n); 0 for other kinds.
   int64_t Macs() const { return IsMatmul() ? b * m * k * n : 0; }
 
