@@ -19,6 +19,14 @@ Target Target::Avx2(const CacheSizes& caches) {
   return t;
 }
 
+Target Target::Avx512(const CacheSizes& caches) {
+  Target t = Avx2(caches);
+  t.isa = Isa::kAvx512;
+  t.vector_registers = 32;
+  t.f32_lanes = 16;
+  return t;
+}
+
 Spec Target::Bind(Spec s) const {
   if (!s.budget) s.budget = MaxBudget();
   return Canonical(s);

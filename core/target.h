@@ -77,6 +77,10 @@ struct Target {
   CostParams cost;
 
   static Target Avx2(const CacheSizes& caches);
+  // 32 zmm of 16 f32 lanes; the same prices (Zen 5 runs two 512-bit FMAs and
+  // two 512-bit loads per cycle, as with ymm). The search uses it; the JIT
+  // emits AVX2 only so far, so the runtime does not yet hand it out.
+  static Target Avx512(const CacheSizes& caches);
 
   // Lines of a cache level (IsCache(l)).
   int64_t Capacity(Level l) const {

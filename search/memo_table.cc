@@ -40,9 +40,10 @@ MemoTable::Point MemoTable::ToPoint(const Budget& b) {
 
 const MemoEntry* MemoTable::Find(const Spec& s) const {
   AMARENA_CHECK(s.budget.has_value());
-  auto it = boxes_.find(KeyOf(s));
-  if (it == boxes_.end()) return nullptr;
+  const Key key = KeyOf(s);
   const Point p = ToPoint(*s.budget);
+  auto it = boxes_.find(key);
+  if (it == boxes_.end()) return nullptr;
   for (const Box& box : it->second) {
     bool inside = true;
     for (int d = 0; d < kDims && inside; ++d)
@@ -95,6 +96,7 @@ void MemoTable::Insert(const Spec& s, const MemoEntry& e) {
 MemoStats MemoTable::Stats() const {
   MemoStats st;
   st.keys = static_cast<int64_t>(boxes_.size());
+  st.specs_asked = static_cast<int64_t>(asked_.size());
   st.bytes = static_cast<int64_t>(boxes_.capacity() *
                                   (sizeof(Key) + sizeof(std::vector<Box>)));
   for (const auto& [key, boxes] : boxes_) {

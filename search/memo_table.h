@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "core/impl.h"
 #include "search/action.h"
 
@@ -40,12 +41,22 @@ struct MemoStats {
   int64_t boxes = 0;
   // Budget points the boxes cover: the Specs the table answers without search.
   int64_t specs_answered = 0;
+  // Distinct Specs (budget included, as each was reached, before clamping)
+  // the search asked for, when counted (MemoTable::CountQueries).
+  int64_t specs_asked = 0;
   int64_t bytes = 0;
 };
 
 class MemoTable {
  public:
   explicit MemoTable(bool compress = true) : compress_(compress) {}
+
+  // Remember every distinct Spec passed to NoteAsked, for
+  // MemoStats::specs_asked (a hash insert each; benchmarks turn it on).
+  void CountQueries() { count_queries_ = true; }
+  void NoteAsked(const Spec& s) {
+    if (count_queries_) asked_.insert({KeyOf(s), ToPoint(*s.budget)});
+  }
 
   // `s` must carry a budget.
   const MemoEntry* Find(const Spec& s) const;
@@ -81,7 +92,9 @@ class MemoTable {
   static Key KeyOf(const Spec& s);
 
   bool compress_;
+  bool count_queries_ = false;
   absl::flat_hash_map<Key, std::vector<Box>> boxes_;
+  absl::flat_hash_set<std::pair<Key, Point>> asked_;
   int64_t num_boxes_ = 0;
 };
 

@@ -94,6 +94,7 @@ bool ObviouslyInfeasible(const Spec& s) {
 }
 
 MemoEntry Searcher::SolveExact(const Spec& spec) {
+  memo_.NoteAsked(spec);
   if (ObviouslyInfeasible(spec)) return MemoEntry{};
   // Budget beyond what any tree could use is the same problem: clamp it, so
   // one entry answers them all.

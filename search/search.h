@@ -37,6 +37,8 @@ struct SearchOptions {
   // Solve each new Spec at the most budget it could use before its own budget
   // (needs compress_memo to pay off).
   bool solve_at_top = true;
+  // Count the distinct Specs looked up (MemoStats::specs_asked).
+  bool count_queries = false;
 };
 
 struct SearchStats {
@@ -49,7 +51,9 @@ struct SearchStats {
 class Searcher {
  public:
   explicit Searcher(const Target& target, SearchOptions options = {})
-      : target_(target), options_(options), memo_(options.compress_memo) {}
+      : target_(target), options_(options), memo_(options.compress_memo) {
+    if (options.count_queries) memo_.CountQueries();
+  }
 
   // `root` must carry a budget (Target::Bind). NotFound if no tree implements
   // it (cannot happen for a bound user Spec: tiling to 1x1x1 always reaches a

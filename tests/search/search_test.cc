@@ -249,6 +249,26 @@ TEST(SearchTest, ResolvingAtThePeakGivesTheSameDecision) {
   }
 }
 
+TEST(SearchTest, Avx512TargetUsesZmmRegisterTiles) {
+  const Target t =
+      Target::Avx512({.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20});
+  Searcher s(t);
+  auto impl = s.Solve(t.Bind(Spec::Matmul(256, 256, 256)));
+  ASSERT_TRUE(impl.ok());
+  bool zmm_tile = false;
+  std::vector<const ImplNode*> todo = {impl->get()};
+  while (!todo.empty()) {
+    const ImplNode* n = todo.back();
+    todo.pop_back();
+    if (n->how.type == NodeType::kKernel &&
+        n->how.kernel == KernelId::kBroadcastFma)
+      zmm_tile |= n->spec.aux[2].vector_width == 16;
+    for (const ImplPtr& c : n->children) todo.push_back(c.get());
+  }
+  EXPECT_TRUE(zmm_tile) << PrintImpl(**impl);
+  EXPECT_LE(impl->get()->cost.peak.vrf, 32);
+}
+
 TEST(SearchTest, PackedBAndBlockingAtL2AndL1For512And1024) {
   const Target t = Avx2();
   for (int64_t size : {512, 1024}) {
