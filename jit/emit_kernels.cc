@@ -8,7 +8,6 @@ namespace amarena::jit {
 namespace {
 
 using Xbyak::Xmm;
-using Xbyak::Ymm;
 
 // C[m, n] (registers) += A[m, 1] * B[1, n]. Registers: m*n/vw accumulators (the
 // C operand) + n/vw for B's row + 1 broadcast, as BroadcastFmaScratch says.
@@ -24,7 +23,7 @@ void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
       e.vmovss(Xmm(r), b.At(0, j));
     } else {
       AMARENA_CHECK(b.col_stride == 4);
-      e.vmovups(Ymm(r), b.At(0, j * vw));
+      e.vmovups(e.Vec(r), b.At(0, j * vw));
     }
   }
   int t = e.AllocVreg();
@@ -32,13 +31,13 @@ void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
     if (vw == 1) {
       e.vmovss(Xmm(t), a.At(i, 0));
     } else {
-      e.vbroadcastss(Ymm(t), a.At(i, 0));
+      e.vbroadcastss(e.Vec(t), a.At(i, 0));
     }
     for (int64_t j = 0; j < nv; ++j) {
       if (vw == 1) {
         e.vfmadd231ss(Xmm(c.Reg(i, j)), Xmm(t), Xmm(bregs[j]));
       } else {
-        e.vfmadd231ps(Ymm(c.Reg(i, j * vw)), Ymm(t), Ymm(bregs[j]));
+        e.vfmadd231ps(e.Vec(c.Reg(i, j * vw)), e.Vec(t), e.Vec(bregs[j]));
       }
     }
   }
@@ -58,7 +57,7 @@ void ScalarFma(Emitter& e, const Spec&, std::span<const View> v) {
 }
 
 void VectorZero(Emitter& e, const Spec&, std::span<const View> v) {
-  for (int r : v[0].regs) e.vxorps(Ymm(r), Ymm(r), Ymm(r));
+  for (int r : v[0].regs) e.Zero(r);
 }
 
 // Stores along the contiguous dimension: whole vectors, then scalars. One
@@ -69,7 +68,7 @@ void MemZero(Emitter& e, const Spec& s, std::span<const View> v) {
   const bool row_major = t.aux.layout == Layout::kRowMajor;
   const int lanes = e.target().f32_lanes;
   int z = e.AllocVreg();
-  e.vxorps(Ymm(z), Ymm(z), Ymm(z));
+  e.Zero(z);
   for (int64_t outer = 0; outer < t.OuterExtent(); ++outer) {
     int64_t inner = 0;
     auto at = [&](int64_t p) {
@@ -77,7 +76,7 @@ void MemZero(Emitter& e, const Spec& s, std::span<const View> v) {
     };
     if ((row_major ? o.col_stride : o.row_stride) == 4)
       for (; inner + lanes <= t.InnerExtent(); inner += lanes)
-        e.vmovups(at(inner), Ymm(z));
+        e.vmovups(at(inner), e.Vec(z));
     for (; inner < t.InnerExtent(); ++inner) e.vmovss(at(inner), Xmm(z));
   }
   e.FreeVreg(z);
@@ -92,8 +91,8 @@ void VectorMove(Emitter& e, const View& mem, const View& reg, bool load) {
         load ? e.vmovss(Xmm(r), mem.At(i, j)) : e.vmovss(mem.At(i, j), Xmm(r));
       } else {
         AMARENA_CHECK(mem.col_stride == 4);
-        load ? e.vmovups(Ymm(r), mem.At(i, j))
-             : e.vmovups(mem.At(i, j), Ymm(r));
+        load ? e.vmovups(e.Vec(r), mem.At(i, j))
+             : e.vmovups(mem.At(i, j), e.Vec(r));
       }
     }
   }
@@ -117,8 +116,8 @@ void Copy(Emitter& e, const Spec& s, std::span<const View> v) {
     };
     if (vec) {
       for (; p + lanes <= inner; p += lanes) {
-        e.vmovups(Ymm(x), at(src, p));
-        e.vmovups(at(dst, p), Ymm(x));
+        e.vmovups(e.Vec(x), at(src, p));
+        e.vmovups(at(dst, p), e.Vec(x));
       }
     }
     for (; p < inner; ++p) {

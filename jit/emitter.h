@@ -78,6 +78,20 @@ class Emitter : public Xbyak::CodeGenerator {
 
   const Target& target() const { return target_; }
 
+  // Vector register r at the target's width: ymm (AVX2) or zmm (AVX-512).
+  Xbyak::Xmm Vec(int r) const {
+    if (target_.f32_lanes == 16) return Xbyak::Zmm(r);
+    return Xbyak::Ymm(r);
+  }
+  // Sets vector register r to zero (vpxord for zmm: AVX512F only).
+  void Zero(int r) {
+    if (target_.f32_lanes == 16) {
+      vpxord(Xbyak::Zmm(r), Xbyak::Zmm(r), Xbyak::Zmm(r));
+    } else {
+      vxorps(Xbyak::Ymm(r), Xbyak::Ymm(r), Xbyak::Ymm(r));
+    }
+  }
+
  private:
   void Lower(const ImplNode& node, std::span<const View> views);
   void LowerLoop(const ImplNode& node, std::span<const View> views);

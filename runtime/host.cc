@@ -1,20 +1,38 @@
 #include "runtime/host.h"
 
+#include <cstdlib>
+
 #include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
 
 namespace amarena {
 
-absl::StatusOr<Target> TargetFor(const CpuFeatures& cpu) {
+absl::StatusOr<Target> TargetFor(const CpuFeatures& cpu,
+                                 std::optional<Isa> max_isa) {
   if (!cpu.avx2 || !cpu.fma)
     return absl::FailedPreconditionError(absl::StrCat(
         "cannot create kernels on this CPU (", cpu.brand, "): features are '",
         cpu.FeatureList(), "', must include avx2 and fma"));
-  // The emitter generates AVX2+FMA code (ymm) on every CPU for now; AVX-512
-  // hosts run it too.
-  return Target::Avx2(
-      {.l1d = cpu.l1d_bytes, .l2 = cpu.l2_bytes, .l3 = cpu.l3_bytes});
+  const CacheSizes caches{
+      .l1d = cpu.l1d_bytes, .l2 = cpu.l2_bytes, .l3 = cpu.l3_bytes};
+  if (cpu.avx512f && max_isa.value_or(Isa::kAvx512) == Isa::kAvx512)
+    return Target::Avx512(caches);
+  return Target::Avx2(caches);
 }
 
-absl::StatusOr<Target> HostTarget() { return TargetFor(DetectCpu()); }
+absl::StatusOr<std::optional<Isa>> MaxIsaFromEnv() {
+  const char* v = std::getenv("AMARENA_MAX_ISA");
+  if (v == nullptr || *v == '\0') return std::optional<Isa>();
+  absl::string_view s(v);
+  if (s == "avx2") return std::optional<Isa>(Isa::kAvx2);
+  if (s == "avx512") return std::optional<Isa>(Isa::kAvx512);
+  return absl::InvalidArgumentError(absl::StrCat(
+      "AMARENA_MAX_ISA is '", s, "', must be avx2 or avx512 (or unset)"));
+}
+
+absl::StatusOr<Target> HostTarget() {
+  AMARENA_ASSIGN_OR_RETURN(std::optional<Isa> max_isa, MaxIsaFromEnv());
+  return TargetFor(DetectCpu(), max_isa);
+}
 
 }  // namespace amarena

@@ -1,10 +1,13 @@
 // The target for this machine: detected CPU features and cache sizes, turned
-// into the Target the search and the JIT use.
+// into the Target the search and the JIT use. AVX-512 where the CPU has it,
+// AVX2+FMA otherwise; AMARENA_MAX_ISA=avx2 caps it.
 //
 //   absl::StatusOr<Target> t = HostTarget();  // FailedPrecondition without
-//   AVX2+FMA
+//                                             // AVX2+FMA
 #ifndef AMARENA_RUNTIME_HOST_H_
 #define AMARENA_RUNTIME_HOST_H_
+
+#include <optional>
 
 #include "absl/status/statusor.h"
 #include "core/target.h"
@@ -12,7 +15,15 @@
 
 namespace amarena {
 
-absl::StatusOr<Target> TargetFor(const CpuFeatures& cpu);
+// The best target `cpu` supports, no wider than `max_isa` when given.
+absl::StatusOr<Target> TargetFor(const CpuFeatures& cpu,
+                                 std::optional<Isa> max_isa = std::nullopt);
+
+// AMARENA_MAX_ISA: unset or empty = no cap; "avx2" or "avx512"; anything else
+// is InvalidArgument naming the value.
+absl::StatusOr<std::optional<Isa>> MaxIsaFromEnv();
+
+// TargetFor(DetectCpu(), MaxIsaFromEnv()).
 absl::StatusOr<Target> HostTarget();
 
 }  // namespace amarena

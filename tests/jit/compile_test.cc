@@ -1,6 +1,7 @@
 // Whole programs: search + JIT + run, against the scalar reference.
 #include "jit/compile.h"
 
+#include "absl/strings/str_cat.h"
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
 #include "runtime/host.h"
@@ -13,12 +14,33 @@ namespace {
 
 using testing::KernelMatchesReference;
 
-Runtime& Rt() {
-  static Runtime* rt = new Runtime(HostTarget());
-  return *rt;
+// One runtime per ISA the host can run; the tests below run on each.
+Runtime& Rt(Isa isa) {
+  static Runtime* rts[2] = {
+      new Runtime(TargetFor(DetectCpu(), Isa::kAvx2)),
+      new Runtime(TargetFor(DetectCpu(), Isa::kAvx512))};
+  return *rts[static_cast<int>(isa)];
 }
 
-TEST(CompileTest, OddAndEdgeShapes) {
+class IsaTest : public ::testing::TestWithParam<Isa> {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<Target> t = TargetFor(DetectCpu(), GetParam());
+    ASSERT_TRUE(t.ok()) << t.status();
+    if (t->isa != GetParam()) GTEST_SKIP() << "CPU lacks " << Name(GetParam());
+  }
+  Runtime& Rt() { return amarena::Rt(GetParam()); }
+};
+
+std::string IsaName(const ::testing::TestParamInfo<Isa>& info) {
+  return std::string(Name(info.param));
+}
+
+using CompileTest = IsaTest;
+INSTANTIATE_TEST_SUITE_P(Isa, CompileTest,
+                         ::testing::Values(Isa::kAvx2, Isa::kAvx512), IsaName);
+
+TEST_P(CompileTest, OddAndEdgeShapes) {
   const int64_t dims[] = {1, 2, 7, 8, 9, 13, 16, 17, 31, 100};
   for (int64_t m : dims)
     for (int64_t k : {1, 7, 13, 64, 100})
@@ -26,7 +48,7 @@ TEST(CompileTest, OddAndEdgeShapes) {
         EXPECT_TRUE(KernelMatchesReference(Rt(), Spec::Matmul(m, k, n)));
 }
 
-TEST(CompileTest, IssueShapes) {
+TEST_P(CompileTest, IssueShapes) {
   for (const char* text :
        {"matmul 1x1x1 f32", "matmul 7x13x5 f32", "matmul 64x64x64 f32",
         "matmul 100x100x100 f32", "matmul 256x256x256 f32",
@@ -37,7 +59,7 @@ TEST(CompileTest, IssueShapes) {
   }
 }
 
-TEST(CompileTest, LayoutsAndAccumulation) {
+TEST_P(CompileTest, LayoutsAndAccumulation) {
   TensorAux row, col;
   col.layout = Layout::kColMajor;
   for (bool accum : {false, true})
@@ -48,7 +70,7 @@ TEST(CompileTest, LayoutsAndAccumulation) {
               Rt(), Spec::Matmul(37, 19, 41, a, b, c, accum)));
 }
 
-TEST(CompileTest, ZeroSpecs) {
+TEST_P(CompileTest, ZeroSpecs) {
   for (const char* text :
        {"zero 13x29 f32", "zero 64x64 f32 out=col", "zero 1x1 f32"}) {
     absl::StatusOr<Spec> s = ParseSpec(text);
@@ -57,18 +79,27 @@ TEST(CompileTest, ZeroSpecs) {
   }
 }
 
-// 200 random shapes, dims 1..300, fixed seed; four shards so that ctest -j
-// runs them side by side.
-class RandomShapes : public ::testing::TestWithParam<int> {};
+// 200 random shapes, dims 1..300, fixed seed, on each ISA; four shards so
+// that ctest -j runs them side by side.
+class RandomShapes : public ::testing::TestWithParam<std::tuple<Isa, int>> {};
 
 TEST_P(RandomShapes, MatchTheReference) {
+  const auto [isa, shard] = GetParam();
+  if (TargetFor(DetectCpu(), isa)->isa != isa)
+    GTEST_SKIP() << "CPU lacks " << Name(isa);
   const std::vector<Spec> all = testing::RandomMatmuls(200, 300, /*seed=*/2024);
-  const int shard = GetParam();
   for (size_t i = static_cast<size_t>(shard); i < all.size(); i += 4)
-    EXPECT_TRUE(KernelMatchesReference(Rt(), all[i], /*seed=*/i + 1));
+    EXPECT_TRUE(KernelMatchesReference(Rt(isa), all[i], /*seed=*/i + 1));
 }
 
-INSTANTIATE_TEST_SUITE_P(CompileTest, RandomShapes, ::testing::Range(0, 4));
+INSTANTIATE_TEST_SUITE_P(
+    CompileTest, RandomShapes,
+    ::testing::Combine(::testing::Values(Isa::kAvx2, Isa::kAvx512),
+                       ::testing::Range(0, 4)),
+    [](const auto& info) {
+      return absl::StrCat(Name(std::get<0>(info.param)), "_",
+                          std::get<1>(info.param));
+    });
 
 }  // namespace
 }  // namespace amarena
@@ -80,7 +111,7 @@ namespace {
 // nothing, a buffer needing a pointer); the emitter also falls back to the
 // stack when its pool runs dry, down to just the three operand bases.
 TEST(CompileTest, LoopCountersSpillToTheStackWhenGprsRunOut) {
-  Target t = *HostTarget();
+  Target t = *TargetFor(DetectCpu());
   for (const Spec& user :
        {Spec::Matmul(100, 37, 70), Spec::Matmul(64, 300, 9)}) {
     Searcher searcher(t);
