@@ -6,6 +6,7 @@
 #include "core/status_macros.h"
 #include "core/spec_text.h"
 #include "jit/emitter.h"
+#include "jit/publish.h"
 
 namespace amarena {
 
@@ -71,6 +72,7 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
   k->num_operands_ = root.spec.NumOperands();
   k->scratch_bytes_ = k->gen_->scratch_bytes();
   k->name_ = std::move(name);
+  jit::PublishCode(k->name_, k->gen_->getCode(), k->gen_->getSize());
   return k;
 }
 

@@ -12,6 +12,8 @@ packages=(
   libgtest-dev libgmock-dev googletest  # unit tests
   libbenchmark-dev      # Google Benchmark suites in bench/
   libcli11-dev          # command-line parsing for tools/amarena
+  libzydis-dev          # disassembler for `amarena explain --asm`
+  libpthreadpool-dev    # thread pool for parallel loops
   valgrind              # tests: generated code stays inside its operands
 )
 

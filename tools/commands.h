@@ -17,7 +17,7 @@ int RunCommand(const RunOptions& opt);
 
 int CpuCommand(bool json);
 
-int ExplainCommand(const std::string& spec, bool json);
+int ExplainCommand(const std::string& spec, bool asm_listing, bool json);
 
 }  // namespace amarena::tools
 

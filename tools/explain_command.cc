@@ -1,9 +1,11 @@
 // amarena explain SPEC: run the search only and show what it chose and why it
 // costs what it does: one node per line with its Spec, cost and peak use per
-// level, then the search statistics.
+// level, then the search statistics; with --asm, the machine code too.
 #include <cstdio>
 
 #include "core/spec_text.h"
+#include "jit/compile.h"
+#include "jit/disassemble.h"
 #include "runtime/host.h"
 #include "search/search.h"
 #include "tools/commands.h"
@@ -11,7 +13,7 @@
 
 namespace amarena::tools {
 
-int ExplainCommand(const std::string& text, bool json) {
+int ExplainCommand(const std::string& text, bool asm_listing, bool json) {
   absl::StatusOr<Spec> spec = ParseSpec(text);
   absl::StatusOr<Target> target = HostTarget();
   absl::Status bad = !spec.ok() ? spec.status() : target.status();
@@ -44,6 +46,18 @@ int ExplainCommand(const std::string& text, bool json) {
       static_cast<long long>(memo.boxes),
       static_cast<long long>(memo.specs_answered), per_box,
       static_cast<long long>(memo.keys), memo.bytes / 1024.0);
+  if (asm_listing) {
+    absl::StatusOr<std::unique_ptr<CompiledKernel>> code =
+        Compile(**impl, *target, KernelName(root));
+    if (!code.ok()) {
+      std::fprintf(stderr, "amarena: %s\n",
+                   std::string(code.status().message()).c_str());
+      return 1;
+    }
+    std::printf("%s (%s, %zu bytes):\n%s", (*code)->name().c_str(),
+                std::string(Name(target->isa)).c_str(), (*code)->code_size(),
+                jit::Disassemble((*code)->code(), (*code)->code_size()).c_str());
+  }
   if (json) {
     JsonLine j;
     j.Add("spec", PrintSpec(root));

@@ -1,7 +1,7 @@
 // The amarena command-line tool.
 //
 //   amarena run "matmul 256x256x256 f32" [--reps N] [--json]
-//   amarena explain "matmul 256x256x256 f32" [--json]
+//   amarena explain "matmul 256x256x256 f32" [--asm] [--json]
 //   amarena cpu [--json]
 #include <cstdio>
 
@@ -28,13 +28,15 @@ int main(int argc, char** argv) {
                     "print one JSON object as the last line");
 
   std::string explain_spec;
-  bool explain_json = false;
+  bool explain_json = false, explain_asm = false;
   CLI::App* explain_cmd = app.add_subcommand(
       "explain",
       "search only: the chosen tree with each node's Spec, cost and peaks");
   explain_cmd->add_option("spec", explain_spec, "the Spec")->required();
   explain_cmd->add_flag("--json", explain_json,
                         "print one JSON object as the last line");
+  explain_cmd->add_flag("--asm", explain_asm,
+                        "also JIT the tree and print its machine code");
 
   bool cpu_json = false;
   CLI::App* cpu_cmd =
@@ -53,6 +55,7 @@ int main(int argc, char** argv) {
   if (*run_cmd) return amarena::tools::RunCommand(run);
   if (*cpu_cmd) return amarena::tools::CpuCommand(cpu_json);
   if (*explain_cmd)
-    return amarena::tools::ExplainCommand(explain_spec, explain_json);
+    return amarena::tools::ExplainCommand(explain_spec, explain_asm,
+                                          explain_json);
   return 2;
 }

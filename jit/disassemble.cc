@@ -1,0 +1,29 @@
+#include "jit/disassemble.h"
+
+#include <Zydis/Zydis.h>
+
+#include "absl/strings/str_format.h"
+
+namespace amarena::jit {
+
+std::string Disassemble(const void* code, size_t size) {
+  std::string out;
+  const auto* bytes = static_cast<const uint8_t*>(code);
+  size_t offset = 0;
+  ZydisDisassembledInstruction insn;
+  while (offset < size) {
+    if (!ZYAN_SUCCESS(ZydisDisassembleIntel(ZYDIS_MACHINE_MODE_LONG_64, offset,
+                                            bytes + offset, size - offset,
+                                            &insn))) {
+      absl::StrAppendFormat(&out, "  %04x  (undecodable byte %02x)\n", offset,
+                            bytes[offset]);
+      ++offset;
+      continue;
+    }
+    absl::StrAppendFormat(&out, "  %04x  %s\n", offset, insn.text);
+    offset += insn.info.length;
+  }
+  return out;
+}
+
+}  // namespace amarena::jit
