@@ -21,7 +21,8 @@ bool ColumnsVectorisable(const TensorSpec& mem, int vw) {
 
 bool RegisterTileOk(const TensorSpec& r, const Target& t) {
   int vw = r.aux.vector_width;
-  return r.aux.level == Level::kVRF && (vw == 1 || vw == t.f32_lanes) &&
+  return r.aux.level == Level::kVRF &&
+         (vw == 1 || vw == t.f32_lanes || (vw == 8 && t.f32_lanes > 8)) &&
          r.cols % vw == 0;
 }
 

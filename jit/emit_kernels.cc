@@ -23,7 +23,7 @@ void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
       e.vmovss(Xmm(r), b.At(0, j));
     } else {
       AMARENA_CHECK(b.col_stride == 4);
-      e.vmovups(e.Vec(r), b.At(0, j * vw));
+      e.vmovups(Emitter::VecW(r, vw), b.At(0, j * vw));
     }
   }
   int t = e.AllocVreg();
@@ -31,13 +31,14 @@ void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
     if (vw == 1) {
       e.vmovss(Xmm(t), a.At(i, 0));
     } else {
-      e.vbroadcastss(e.Vec(t), a.At(i, 0));
+      e.vbroadcastss(Emitter::VecW(t, vw), a.At(i, 0));
     }
     for (int64_t j = 0; j < nv; ++j) {
       if (vw == 1) {
         e.vfmadd231ss(Xmm(c.Reg(i, j)), Xmm(t), Xmm(bregs[j]));
       } else {
-        e.vfmadd231ps(e.Vec(c.Reg(i, j * vw)), e.Vec(t), e.Vec(bregs[j]));
+        e.vfmadd231ps(Emitter::VecW(c.Reg(i, j * vw), vw),
+                      Emitter::VecW(t, vw), Emitter::VecW(bregs[j], vw));
       }
     }
   }
@@ -91,8 +92,8 @@ void VectorMove(Emitter& e, const View& mem, const View& reg, bool load) {
         load ? e.vmovss(Xmm(r), mem.At(i, j)) : e.vmovss(mem.At(i, j), Xmm(r));
       } else {
         AMARENA_CHECK(mem.col_stride == 4);
-        load ? e.vmovups(e.Vec(r), mem.At(i, j))
-             : e.vmovups(mem.At(i, j), e.Vec(r));
+        load ? e.vmovups(Emitter::VecW(r, reg.vw), mem.At(i, j))
+             : e.vmovups(mem.At(i, j), Emitter::VecW(r, reg.vw));
       }
     }
   }

@@ -79,9 +79,12 @@ class Emitter : public Xbyak::CodeGenerator {
   const Target& target() const { return target_; }
 
   // Vector register r at the target's width: ymm (AVX2) or zmm (AVX-512).
-  Xbyak::Xmm Vec(int r) const {
-    if (target_.f32_lanes == 16) return Xbyak::Zmm(r);
-    return Xbyak::Ymm(r);
+  Xbyak::Xmm Vec(int r) const { return VecW(r, target_.f32_lanes); }
+  // Vector register r holding `lanes` f32: zmm (16), ymm (8), xmm (4 or 1).
+  static Xbyak::Xmm VecW(int r, int lanes) {
+    if (lanes == 16) return Xbyak::Zmm(r);
+    if (lanes == 8) return Xbyak::Ymm(r);
+    return Xbyak::Xmm(r);
   }
   // Sets vector register r to zero (vpxord for zmm: AVX512F only).
   void Zero(int r) {
