@@ -1,0 +1,113 @@
+// amarena's own f32 matmul speed, single thread, per ISA, as a fraction of the
+// FMA peak measured in the same run (jit/peak.h). Each kernel is checked
+// against the reference before it is timed; a wrong one stops its row.
+//
+//   ./build/bench/gemm_benchmark [--benchmark_repetitions=5]
+// Counters: GFLOPS = achieved rate, pct_peak = 100 * GFLOPS / peak of that
+// ISA's vector width, peak = the measured peak (GFLOP/s).
+#include <cstdio>
+#include <map>
+#include <memory>
+
+#include "benchmark/benchmark.h"
+#include "core/reference.h"
+#include "core/spec_text.h"
+#include "jit/peak.h"
+#include "runtime/host.h"
+#include "runtime/runtime.h"
+
+namespace amarena {
+namespace {
+
+double Peak(Isa isa) {
+  static std::map<Isa, double> peaks;
+  auto it = peaks.find(isa);
+  if (it != peaks.end()) return it->second;
+  PeakResult p = MeasureFmaPeak(isa == Isa::kAvx512 ? 512 : 256, 0.5);
+  return peaks[isa] = p.available ? p.gflops : 0;
+}
+
+Runtime* RuntimeFor(Isa isa) {
+  static std::map<Isa, std::unique_ptr<Runtime>> rts;
+  auto& rt = rts[isa];
+  if (!rt) {
+    absl::StatusOr<Target> t = TargetFor(DetectCpu(), isa);
+    if (!t.ok() || t->isa != isa) return nullptr;
+    rt = std::make_unique<Runtime>(*t);
+  }
+  return rt.get();
+}
+
+void BM_Matmul(benchmark::State& state, Isa isa, const char* text) {
+  Runtime* rt = RuntimeFor(isa);
+  if (rt == nullptr) {
+    state.SkipWithError("CPU lacks this ISA");
+    return;
+  }
+  const double peak = Peak(isa);
+  absl::StatusOr<Spec> spec = ParseSpec(text);
+  absl::StatusOr<KernelPtr> k = rt->Get(*spec);
+  if (!k.ok()) {
+    state.SkipWithError(std::string(k.status().message()).c_str());
+    return;
+  }
+  Operands ops(*spec);
+  FillRandom(*spec, ops, 1);
+  std::vector<uint8_t> before = ops.Snapshot(spec->OutputIndex());
+  (*k)->Run(ops.ptrs());
+  Verdict v = CheckAgainstReference(*spec, ops, before);
+  if (!v.ok) {
+    state.SkipWithError("kernel does not match the reference");
+    return;
+  }
+  for (auto _ : state) (*k)->Run(ops.ptrs());
+  const double flops = 2.0 * static_cast<double>(spec->Macs());
+  state.counters["GFLOPS"] = benchmark::Counter(
+      flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["peak"] = peak;
+  state.SetLabel(absl::StrCat(Name(isa), " ", text));
+}
+
+// pct_peak needs the rate, which Google Benchmark computes after the loop:
+// the reporter adds it from the finished GFLOPS counter.
+class PctReporter : public benchmark::ConsoleReporter {
+ public:
+  PctReporter() : ConsoleReporter(OO_Tabular) {}
+  void ReportRuns(const std::vector<Run>& runs) override {
+    std::vector<Run> copy = runs;
+    for (Run& r : copy) {
+      auto g = r.counters.find("GFLOPS");
+      auto p = r.counters.find("peak");
+      if (g == r.counters.end() || p == r.counters.end() ||
+          p->second.value == 0)
+        continue;
+      r.counters["pct_peak"] = 100.0 * g->second.value / p->second.value;
+    }
+    ConsoleReporter::ReportRuns(copy);
+  }
+};
+
+#define AMARENA_GEMM(name, text)                                         \
+  BENCHMARK_CAPTURE(BM_Matmul, avx2_##name, Isa::kAvx2, text)            \
+      ->Unit(benchmark::kMicrosecond)                                    \
+      ->UseRealTime();                                                   \
+  BENCHMARK_CAPTURE(BM_Matmul, avx512_##name, Isa::kAvx512, text)        \
+      ->Unit(benchmark::kMicrosecond)                                    \
+      ->UseRealTime()
+
+AMARENA_GEMM(m64, "matmul 64x64x64 f32");
+AMARENA_GEMM(m256, "matmul 256x256x256 f32");
+AMARENA_GEMM(m512, "matmul 512x512x512 f32");
+AMARENA_GEMM(m1024, "matmul 1024x1024x1024 f32");
+AMARENA_GEMM(m2048, "matmul 2048x2048x2048 f32");
+
+}  // namespace
+}  // namespace amarena
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  amarena::PctReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  return 0;
+}
