@@ -13,7 +13,6 @@ packages=(
   libbenchmark-dev      # Google Benchmark suites in bench/
   libcli11-dev          # command-line parsing for tools/amarena
   libzydis-dev          # disassembler for `amarena explain --asm`
-  libpthreadpool-dev    # thread pool for parallel loops
   valgrind              # tests: generated code stays inside its operands
 )
 
