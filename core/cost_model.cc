@@ -97,18 +97,10 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
 namespace amarena {
 
 int64_t LowerBound(const Spec& spec, const Target& t) {
-  // Every output column is computed by a vector kernel only as one of a group
-  // of as many columns as the vector is wide (the target's lanes, or 8 lanes
-  // of ymm on AVX-512); what is left takes an FMA per element. Greedy over
-  // widths that divide each other is the fewest FMAs a row can take.
+  // An FMA covers at most the target's lanes of one output row.
   int64_t lb = 0;
   if (spec.IsMatmul()) {
-    int64_t rest = spec.n, per_row = 0;
-    for (int64_t w : {int64_t{t.f32_lanes}, int64_t{8}, int64_t{1}}) {
-      if (w > t.f32_lanes) continue;
-      per_row += rest / w;
-      rest %= w;
-    }
+    int64_t per_row = (spec.n + t.f32_lanes - 1) / t.f32_lanes;
     lb = spec.b * spec.m * spec.k * per_row * t.cost.fma;
   }
   // Moves and zeros touch every element of their output, at most a vector at

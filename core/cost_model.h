@@ -44,9 +44,8 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
                  std::span<const Cost> children, const Target& t);
 
 // A lower bound on the cost of every tree implementing `spec` (admissible, so
-// pruning with it keeps the search exact): the FMAs, one per whole vector of
-// output columns (widest first: the target's lanes, then 8) and one per
-// element left over (a vector kernel's tile is whole vectors wide); for
+// pruning with it keeps the search exact): the FMAs, one per (masked) vector
+// of the target's width per output row and k; for
 // moves and zeros, one store (or register load) per vector of output; plus
 // each operand's elements brought in once from its level at the dense price.
 // Every element must reach L1 through some view out of its level, and a view

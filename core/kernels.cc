@@ -12,36 +12,61 @@ bool AllF32(const Spec& s) {
 }
 
 // A memory tile whose columns can be read vw at a time by one vector access:
-// row-major, and no vector straddles two panels.
-bool ColumnsVectorisable(const TensorSpec& mem, int vw) {
+// row-major, and no vector straddles two panels. A last partial vector per
+// row is read or written under a mask (full-width vectors only).
+bool ColumnsVectorisable(const TensorSpec& mem, int vw, const Target& t) {
   if (vw == 1) return true;
-  return mem.cols % vw == 0 && mem.aux.layout == Layout::kRowMajor &&
-         mem.aux.pack % vw == 0;
+  return (mem.cols % vw == 0 || vw == t.f32_lanes) &&
+         mem.aux.layout == Layout::kRowMajor && mem.aux.pack % vw == 0;
 }
 
+// Register tiles are whole vectors of 1, 8 or the target's lanes; at the
+// target's full width the last vector of a row may be partial (masked tail).
 bool RegisterTileOk(const TensorSpec& r, const Target& t) {
   int vw = r.aux.vector_width;
   return r.aux.level == Level::kVRF &&
          (vw == 1 || vw == t.f32_lanes || (vw == 8 && t.f32_lanes > 8)) &&
-         r.cols % vw == 0;
+         (r.cols % vw == 0 || vw == t.f32_lanes);
+}
+
+// Whether a register tile's rows end in a partial vector.
+bool Masked(const TensorSpec& r) {
+  return r.aux.vector_width > 1 && r.cols % r.aux.vector_width != 0;
+}
+
+// AVX2 masks live in a vector register (vmaskmovps); AVX-512 uses k1.
+int MaskScratch(const TensorSpec& r, const Target& t) {
+  return Masked(r) && t.isa == Isa::kAvx2 ? 1 : 0;
+}
+
+// A masked AVX2 store (vmaskmovps m256) is microcoded on AMD cores: priced as
+// six stores (an estimate, not measured); masked loads and AVX-512 masked
+// accesses cost what plain ones do.
+int64_t MaskedStoreCost(const Target& t) {
+  return t.isa == Isa::kAvx2 ? 6 * t.cost.store : t.cost.store;
 }
 
 // --- kBroadcastFma
-// --------------------------------------------------------------- Registers:
-// C's m*(n/vw) accumulators are the operand; scratch = n/vw B vectors + 1
-// broadcast. With v8 and m=4, n=16: 8 accumulators + 2 + 1 = 11 of 16 ymm.
+// Registers: C's m * ceil(n/vw) accumulators are the operand; scratch =
+// ceil(n/vw) B vectors + 1 broadcast (+ 1 mask with AVX2 when the last vector
+// is partial). With v8 and m=6, n=16: 12 accumulators + 2 + 1 = 15 of 16 ymm.
+int64_t VectorsPerRow(const Spec& s) {
+  int vw = s.aux[s.OutputIndex()].vector_width;
+  return (s.n + vw - 1) / vw;
+}
 bool BroadcastFmaApplies(const Spec& s, const Target& t) {
   if (s.kind != Kind::kMatmulAccum || s.k != 1 || !AllF32(s)) return false;
   TensorSpec a = s.Operand(0), b = s.Operand(1), c = s.Operand(2);
   if (!RegisterTileOk(c, t)) return false;
   return a.aux.level == Level::kL1 && b.aux.level == Level::kL1 &&
-         ColumnsVectorisable(b, c.aux.vector_width);
+         ColumnsVectorisable(b, c.aux.vector_width, t);
 }
-int BroadcastFmaScratch(const Spec& s, const Target&) {
-  return static_cast<int>(s.n / s.aux[2].vector_width) + 1;
+int BroadcastFmaScratch(const Spec& s, const Target& t) {
+  return static_cast<int>(VectorsPerRow(s)) + 1 +
+         MaskScratch(s.Operand(2), t);
 }
 int64_t BroadcastFmaCost(const Spec& s, const Target& t) {
-  int64_t nv = s.n / s.aux[2].vector_width;
+  int64_t nv = VectorsPerRow(s);
   int64_t fmas = s.m * nv, loads = nv + s.m;
   return std::max(fmas * t.cost.fma, loads * t.cost.load);
 }
@@ -100,7 +125,13 @@ bool MoveApplies(const Spec& s, const Target& t, Level from, Level to) {
   const TensorSpec& reg = to == Level::kVRF ? dst : src;
   const TensorSpec& mem = to == Level::kVRF ? src : dst;
   return RegisterTileOk(reg, t) &&
-         ColumnsVectorisable(mem, reg.aux.vector_width);
+         ColumnsVectorisable(mem, reg.aux.vector_width, t);
+}
+int VectorLoadScratch(const Spec& s, const Target& t) {
+  return MaskScratch(s.Operand(1), t);
+}
+int VectorStoreScratch(const Spec& s, const Target& t) {
+  return MaskScratch(s.Operand(0), t);
 }
 bool VectorLoadApplies(const Spec& s, const Target& t) {
   return MoveApplies(s, t, Level::kL1, Level::kVRF);
@@ -112,7 +143,10 @@ int64_t VectorLoadCost(const Spec& s, const Target& t) {
   return s.Operand(1).Registers() * t.cost.load;
 }
 int64_t VectorStoreCost(const Spec& s, const Target& t) {
-  return s.Operand(0).Registers() * t.cost.store;
+  TensorSpec r = s.Operand(0);
+  if (!Masked(r)) return r.Registers() * t.cost.store;
+  return r.rows * ((r.Registers() / r.rows - 1) * t.cost.store +
+                   MaskedStoreCost(t));
 }
 
 // --- kCopy ------------------------------------------------------------------
@@ -142,8 +176,8 @@ const KernelInfo kInfos[kNumKernels] = {
     {"scalar_fma", ScalarFmaApplies, ScalarFmaScratch, ScalarFmaCost},
     {"vector_zero", VectorZeroApplies, NoScratch, VectorZeroCost},
     {"mem_zero", MemZeroApplies, MemZeroScratch, MemZeroCost},
-    {"vector_load", VectorLoadApplies, NoScratch, VectorLoadCost},
-    {"vector_store", VectorStoreApplies, NoScratch, VectorStoreCost},
+    {"vector_load", VectorLoadApplies, VectorLoadScratch, VectorLoadCost},
+    {"vector_store", VectorStoreApplies, VectorStoreScratch, VectorStoreCost},
     {"copy", CopyApplies, OneScratch, CopyCost},
 };
 

@@ -9,12 +9,45 @@ namespace {
 
 using Xbyak::Xmm;
 
-// C[m, n] (registers) += A[m, 1] * B[1, n]. Registers: m*n/vw accumulators (the
-// C operand) + n/vw for B's row + 1 broadcast, as BroadcastFmaScratch says.
+// Loads or stores register r from/to `at`, `valid` of its `vw` lanes: a plain
+// access for a whole vector, else under a mask (AVX2: vmaskmovps with the mask
+// in `mask_reg`; AVX-512: k1). Masked loads zero the other lanes.
+void VectorAccess(Emitter& e, bool load, int r, const Xbyak::Address& at,
+                  int vw, int valid, int mask_reg) {
+  const Xbyak::Xmm v = Emitter::VecW(r, vw);
+  if (valid == vw) {
+    load ? e.vmovups(v, at) : e.vmovups(at, v);
+    return;
+  }
+  if (e.target().isa == Isa::kAvx512) {
+    const Xbyak::Opmask& k = e.SetK1(valid);
+    if (load) {
+      e.vmovups(v | k | e.T_z, at);
+    } else {
+      e.vmovups(at | k, v);
+    }
+    return;
+  }
+  load ? e.vmaskmovps(v, Xbyak::Ymm(mask_reg), at)
+       : e.vmaskmovps(at, Xbyak::Ymm(mask_reg), v);
+}
+
+// The register for an AVX2 mask when row ends in a partial vector, or -1.
+int MaybeMaskReg(Emitter& e, int64_t cols, int vw) {
+  if (vw == 1 || cols % vw == 0 || e.target().isa != Isa::kAvx2) return -1;
+  int r = e.AllocVreg();
+  e.LoadYmmMask(r, static_cast<int>(cols % vw));
+  return r;
+}
+
+// C[m, n] (registers) += A[m, 1] * B[1, n]. Registers: m*ceil(n/vw)
+// accumulators (the C operand) + ceil(n/vw) for B's row + 1 broadcast (+ 1
+// AVX2 mask for a partial last vector), as BroadcastFmaScratch says.
 void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
   const View &a = v[0], &b = v[1], &c = v[2];
   const int vw = c.vw;
-  const int64_t nv = s.n / vw;
+  const int64_t nv = (s.n + vw - 1) / vw;
+  const int mask = MaybeMaskReg(e, s.n, vw);
   std::vector<int> bregs;
   for (int64_t j = 0; j < nv; ++j) {
     int r = e.AllocVreg();
@@ -22,8 +55,9 @@ void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
     if (vw == 1) {
       e.vmovss(Xmm(r), b.At(0, j));
     } else {
-      AMARENA_CHECK(b.col_stride == 4);
-      e.vmovups(Emitter::VecW(r, vw), b.At(0, j * vw));
+      AMARENA_CHECK(b.col_stride == 4 || b.panel_axis == Axis::kCols);
+      int valid = static_cast<int>(std::min<int64_t>(vw, s.n - j * vw));
+      VectorAccess(e, /*load=*/true, r, b.At(0, j * vw), vw, valid, mask);
     }
   }
   int t = e.AllocVreg();
@@ -44,6 +78,7 @@ void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
   }
   e.FreeVreg(t);
   for (auto it = bregs.rbegin(); it != bregs.rend(); ++it) e.FreeVreg(*it);
+  if (mask >= 0) e.FreeVreg(mask);
 }
 
 // c += a * b with every operand in memory; two scratch xmm.
@@ -83,20 +118,23 @@ void MemZero(Emitter& e, const Spec& s, std::span<const View> v) {
   e.FreeVreg(z);
 }
 
-// Between a memory tile and a register tile, one access per register.
+// Between a memory tile and a register tile, one access per register; a
+// partial last vector per row goes under a mask.
 void VectorMove(Emitter& e, const View& mem, const View& reg, bool load) {
+  const int mask = MaybeMaskReg(e, reg.cols, reg.vw);
   for (int64_t i = 0; i < reg.rows; ++i) {
     for (int64_t j = 0; j < reg.cols; j += reg.vw) {
       int r = reg.Reg(i, j);
       if (reg.vw == 1) {
         load ? e.vmovss(Xmm(r), mem.At(i, j)) : e.vmovss(mem.At(i, j), Xmm(r));
       } else {
-        AMARENA_CHECK(mem.col_stride == 4);
-        load ? e.vmovups(Emitter::VecW(r, reg.vw), mem.At(i, j))
-             : e.vmovups(mem.At(i, j), Emitter::VecW(r, reg.vw));
+        AMARENA_CHECK(mem.col_stride == 4 || mem.panel_axis == Axis::kCols);
+        int valid = static_cast<int>(std::min<int64_t>(reg.vw, reg.cols - j));
+        VectorAccess(e, load, r, mem.At(i, j), reg.vw, valid, mask);
       }
     }
   }
+  if (mask >= 0) e.FreeVreg(mask);
 }
 
 // dst = src between two memory tiles, as CopyOps in core/kernels.cc counts:

@@ -152,6 +152,14 @@ void Emitter::EmitFunction(const ImplNode& root) {
   for (int i = static_cast<int>(std::size(kSaved)) - 1; i >= 0; --i)
     pop(kSaved[i]);
   ret();
+  if (uses_masks_) {
+    // 8 x -1 then 8 x 0: the 8 dwords from (8 - v) * 4 have v leading -1s
+    // (AVX2 masks); then 17 words (1 << v) - 1 (AVX-512 opmasks).
+    align(64);
+    L(mask_table_);
+    for (int i = 0; i < 16; ++i) dd(i < 8 ? 0xffffffffu : 0u);
+    for (int v = 0; v <= 16; ++v) dw(static_cast<uint16_t>((1u << v) - 1));
+  }
 }
 
 void Emitter::Lower(const ImplNode& node, std::span<const View> views) {

@@ -86,6 +86,19 @@ class Emitter : public Xbyak::CodeGenerator {
     if (lanes == 8) return Xbyak::Ymm(r);
     return Xbyak::Xmm(r);
   }
+  // Masks for a last partial vector of `valid` lanes, read from a table the
+  // function carries after its code. AVX2: vector register r becomes the
+  // vmaskmovps mask; AVX-512: k1 becomes the opmask (returned).
+  void LoadYmmMask(int r, int valid) {
+    uses_masks_ = true;
+    vmovdqu(Xbyak::Ymm(r), ptr[rip + mask_table_ + (8 - valid) * 4]);
+  }
+  const Xbyak::Opmask& SetK1(int valid) {
+    uses_masks_ = true;
+    kmovw(k1, ptr[rip + mask_table_ + 64 + 2 * valid]);
+    return k1;
+  }
+
   // Sets vector register r to zero (vpxord for zmm: AVX512F only).
   void Zero(int r) {
     if (target_.f32_lanes == 16) {
@@ -103,6 +116,8 @@ class Emitter : public Xbyak::CodeGenerator {
   void LowerBuffer(const ImplNode& node, std::span<const View> views);
 
   Target target_;
+  Xbyak::Label mask_table_;
+  bool uses_masks_ = false;
   Xbyak::Reg64 scratch_;
   int64_t scratch_top_ = 0;
   int64_t scratch_bytes_ = 0;
