@@ -52,6 +52,15 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
   switch (e.type) {
     case NodeType::kLoop: {
       const LoopInfo& loop = e.loop;
+      if (loop.parallel) {
+        // Full tiles spread over the workers, the remainder tile alongside.
+        int64_t tasks = loop.full_iters + (children.size() == 2 ? 1 : 0);
+        int64_t rounds = (tasks + t.workers - 1) / t.workers;
+        int64_t slowest = children[0].main;
+        if (children.size() == 2) slowest = std::max(slowest, children[1].main);
+        c.main = rounds * slowest + t.cost.parallel_setup;
+        break;
+      }
       int64_t back_edge = loop.unrolled         ? 0
                           : loop.counter_in_reg ? t.cost.loop_iteration
                                                 : t.cost.loop_iteration_stack;

@@ -5,7 +5,8 @@
 // over Specs is exact.
 //   Loop   : counted: F * (body + back-edge) + remainder; unrolled: F * body +
 //            remainder (back-edge: loop_iteration, or loop_iteration_stack
-//            when the counter is in a stack slot)
+//            when the counter is in a stack slot); parallel: ceil(tasks /
+//            workers) * the slower of body and remainder + parallel_setup
 //   Block  : sum of children
 //   Alloc  : view: lines * price(source level, dense or strided) + body;
 //            buffer and register tile: sum of children (the copies are

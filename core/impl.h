@@ -65,6 +65,8 @@ struct LoopInfo {
   Dim dim = Dim::kM;
   int64_t tile = 1;
   int64_t full_iters = 1;
+  // Run by the thread pool, one task per tile (only at the root, where every
+  // operand is in GL; the JIT compiles body and remainder as functions).
   bool parallel = false;
   // Unrolled when it moves a register tile (registers are bound statically)
   // or runs once; otherwise a counted loop whose counter lives in a GPR taken

@@ -39,6 +39,10 @@ struct CostParams {
   int64_t store = 3;
   int64_t loop_iteration = 2;
   int64_t loop_iteration_stack = 6;
+  // Handing a parallel loop to the thread pool and waiting for it: about
+  // 2 us (5 us for very small bodies), an estimate from pthreadpool's
+  // dispatch on this VM, not yet calibrated.
+  int64_t parallel_setup = 48000;
   // Indexed by the source Level (kGL, kL3, kL2; L1 and VRF unused). Medians
   // of four runs of bench/cost_calibration on the 2-core Zen 5 host (dense:
   // sequential reads; strided: 64-byte pieces down a 4 KiB-pitch column
@@ -50,7 +54,7 @@ struct CostParams {
     return (dense ? line_dense : line_strided)[static_cast<int>(from)];
   }
 };
-inline constexpr int kCostModelVersion = 2;
+inline constexpr int kCostModelVersion = 3;
 
 struct CacheSizes {
   int64_t l1d = 32 << 10;
@@ -69,6 +73,8 @@ struct Target {
   int gprs = 10;
   // f32 lanes of the widest vector the emitter uses.
   int f32_lanes = 8;
+  // Threads a parallel loop may use (1: the search offers none).
+  int workers = 1;
   // Cache capacities in lines, each rounded down to a power of two
   // (48 KiB -> 512 lines).
   int64_t l1_lines = 512;

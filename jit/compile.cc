@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "core/tensor_spec.h"
 #include "core/spec_text.h"
 #include "jit/emitter.h"
 #include "jit/publish.h"
@@ -33,7 +34,31 @@ void* ThreadScratch(int64_t bytes) {
 
 }  // namespace
 
-void CompiledKernel::operator()(void* const* operands) const {
+void CompiledKernel::RunTile(void* const* operands, size_t tile) const {
+  void* moved[3];
+  const bool rem = static_cast<int64_t>(tile) == full_tiles_;
+  for (int i = 0; i < num_operands_; ++i)
+    moved[i] = static_cast<char*>(operands[i]) +
+               static_cast<int64_t>(tile) * step_[static_cast<size_t>(i)];
+  tasks_[rem ? 1 : 0]->Run(moved, nullptr);
+}
+
+void CompiledKernel::Run(void* const* operands, pthreadpool_t pool) const {
+  if (!tasks_.empty()) {
+    struct Ctx {
+      const CompiledKernel* k;
+      void* const* operands;
+    } ctx{this, operands};
+    size_t tiles = static_cast<size_t>(full_tiles_) + (tasks_.size() - 1);
+    pthreadpool_parallelize_1d(
+        pool,
+        [](void* c, size_t i) {
+          auto* ctx = static_cast<Ctx*>(c);
+          ctx->k->RunTile(ctx->operands, i);
+        },
+        &ctx, tiles, PTHREADPOOL_FLAG_DISABLE_DENORMALS);
+    return;
+  }
   if (scratch_bytes_ == 0) return fn_(operands);
   void* with_scratch[4];
   AMARENA_CHECK(num_operands_ < 4);
@@ -42,8 +67,12 @@ void CompiledKernel::operator()(void* const* operands) const {
   fn_(with_scratch);
 }
 
-const void* CompiledKernel::code() const { return gen_->getCode(); }
-size_t CompiledKernel::code_size() const { return gen_->getSize(); }
+const void* CompiledKernel::code() const {
+  return tasks_.empty() ? gen_->getCode() : tasks_[0]->code();
+}
+size_t CompiledKernel::code_size() const {
+  return tasks_.empty() ? gen_->getSize() : tasks_[0]->code_size();
+}
 
 absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
     const ImplNode& root, const Target& target, std::string name,
@@ -54,6 +83,40 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
           "cannot compile ", PrintSpec(root.spec), ": operand ", i, " is in ",
           Name(root.spec.aux[i].level), ", must be in gl"));
   std::unique_ptr<CompiledKernel> k(new CompiledKernel);
+  if (root.how.type == NodeType::kLoop && root.how.loop.parallel) {
+    // Each tile is a whole kernel over GL operands: compile body and
+    // remainder as their own functions, and step the operand pointers here.
+    const Spec& s = root.spec;
+    const LoopInfo& loop = root.how.loop;
+    for (size_t c = 0; c < root.children.size(); ++c) {
+      AMARENA_ASSIGN_OR_RETURN(
+          std::unique_ptr<CompiledKernel> task,
+          Compile(*root.children[c], target,
+                  absl::StrCat(name, c == 0 ? "_tile" : "_rem"), options));
+      k->tasks_.push_back(std::move(task));
+    }
+    for (int i = 0; i < s.NumOperands(); ++i) {
+      TensorSpec t = s.Operand(i);
+      int64_t es = SizeOf(t.aux.dtype);
+      bool row_major = t.aux.layout == Layout::kRowMajor;
+      int64_t row_stride = row_major ? t.cols * es : es;
+      int64_t col_stride = row_major ? es : t.rows * es;
+      switch (OperandAxis(s, i, loop.dim)) {
+        case Axis::kRows:
+          k->step_[static_cast<size_t>(i)] = loop.tile * row_stride;
+          break;
+        case Axis::kCols:
+          k->step_[static_cast<size_t>(i)] = loop.tile * col_stride;
+          break;
+        case Axis::kNone:
+          break;
+      }
+    }
+    k->full_tiles_ = loop.full_iters;
+    k->num_operands_ = s.NumOperands();
+    k->name_ = std::move(name);
+    return k;
+  }
   try {
     k->gen_ = std::make_unique<jit::Emitter>(target);
     k->gen_->LimitGprs(options.max_gprs);

@@ -11,8 +11,12 @@
 #ifndef AMARENA_JIT_COMPILE_H_
 #define AMARENA_JIT_COMPILE_H_
 
+#include <array>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include <pthreadpool.h>
 
 #include "absl/status/statusor.h"
 #include "core/impl.h"
@@ -31,14 +35,19 @@ class CompiledKernel {
   using Fn = void (*)(void* const* operands);
   ~CompiledKernel();
 
-  // Runs the kernel. Kernels with packing buffers get a per-thread scratch
+  // Runs the kernel on the calling thread (a parallel kernel runs its tiles
+  // one after another). Kernels with packing buffers get a per-thread scratch
   // area appended to the operand list.
-  void operator()(void* const* operands) const;
+  void operator()(void* const* operands) const { Run(operands, nullptr); }
+  // Runs it with `pool` for its parallel loop (nullptr: the calling thread).
+  void Run(void* const* operands, pthreadpool_t pool) const;
   // Bytes of scratch the kernel needs (0 if it packs nothing).
   int64_t scratch_bytes() const { return scratch_bytes_; }
+  // A parallel kernel's code is its tasks' (code() of a task kernel).
   const void* code() const;
   size_t code_size() const;
   const std::string& name() const { return name_; }
+  bool parallel() const { return !tasks_.empty(); }
 
  private:
   friend absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
@@ -49,6 +58,13 @@ class CompiledKernel {
   std::string name_;
   int num_operands_ = 0;
   int64_t scratch_bytes_ = 0;
+
+  // A parallel root loop: tasks_[0] runs one full tile, tasks_[1] (if any)
+  // the remainder tile; operand i moves step_[i] bytes per tile.
+  void RunTile(void* const* operands, size_t tile) const;
+  std::vector<std::unique_ptr<CompiledKernel>> tasks_;
+  std::array<int64_t, 3> step_{};
+  int64_t full_tiles_ = 0;
 };
 
 struct CompileOptions {

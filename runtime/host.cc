@@ -1,7 +1,12 @@
 #include "runtime/host.h"
 
-#include <cstdlib>
+#include <sched.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <thread>
+
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 
@@ -30,9 +35,27 @@ absl::StatusOr<std::optional<Isa>> MaxIsaFromEnv() {
       "AMARENA_MAX_ISA is '", s, "', must be avx2 or avx512 (or unset)"));
 }
 
+absl::StatusOr<int> ThreadsFromEnv() {
+  const char* v = std::getenv("AMARENA_NUM_THREADS");
+  if (v == nullptr || *v == '\0') {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+      return std::max(1, CPU_COUNT(&set));
+    return std::max(1u, std::thread::hardware_concurrency());
+  }
+  int n = 0;
+  if (!absl::SimpleAtoi(v, &n) || n < 1 || n > 1024)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "AMARENA_NUM_THREADS is '", v, "', must be an integer from 1 to 1024"));
+  return n;
+}
+
 absl::StatusOr<Target> HostTarget() {
   AMARENA_ASSIGN_OR_RETURN(std::optional<Isa> max_isa, MaxIsaFromEnv());
-  return TargetFor(DetectCpu(), max_isa);
+  AMARENA_ASSIGN_OR_RETURN(int threads, ThreadsFromEnv());
+  AMARENA_ASSIGN_OR_RETURN(Target t, TargetFor(DetectCpu(), max_isa));
+  t.workers = threads;
+  return t;
 }
 
 }  // namespace amarena

@@ -23,7 +23,11 @@ absl::StatusOr<Target> TargetFor(const CpuFeatures& cpu,
 // is InvalidArgument naming the value.
 absl::StatusOr<std::optional<Isa>> MaxIsaFromEnv();
 
-// TargetFor(DetectCpu(), MaxIsaFromEnv()).
+// AMARENA_NUM_THREADS: unset or empty = the CPUs this process may run on; a
+// positive integer; anything else is InvalidArgument naming the value.
+absl::StatusOr<int> ThreadsFromEnv();
+
+// TargetFor(DetectCpu(), MaxIsaFromEnv()) with ThreadsFromEnv() workers.
 absl::StatusOr<Target> HostTarget();
 
 }  // namespace amarena

@@ -13,18 +13,19 @@ namespace amarena {
 
 Kernel::Kernel(Spec spec, Target target, ImplPtr impl,
                std::unique_ptr<CompiledKernel> code, double synth_ms,
-               double jit_ms, int64_t specs_solved)
+               double jit_ms, int64_t specs_solved, pthreadpool_t pool)
     : spec_(std::move(spec)),
       target_(target),
       impl_(std::move(impl)),
       code_(std::move(code)),
       synth_ms_(synth_ms),
       jit_ms_(jit_ms),
-      specs_solved_(specs_solved) {}
+      specs_solved_(specs_solved),
+      pool_(pool) {}
 
 Kernel::~Kernel() = default;
 
-void Kernel::Run(void* const* operands) const { (*code_)(operands); }
+void Kernel::Run(void* const* operands) const { code_->Run(operands, pool_); }
 const std::string& Kernel::name() const { return code_->name(); }
 size_t Kernel::code_size() const { return code_->code_size(); }
 
@@ -33,7 +34,26 @@ Runtime& Runtime::Default() {
   return *rt;
 }
 
-Runtime::Runtime(absl::StatusOr<Target> target) : target_(std::move(target)) {}
+Runtime::Runtime(absl::StatusOr<Target> target) : target_(std::move(target)) {
+  if (target_.ok() && target_->workers > 1) {
+    pool_ = pthreadpool_create(static_cast<size_t>(target_->workers));
+    owns_pool_ = pool_ != nullptr;
+    if (pool_ == nullptr) target_->workers = 1;  // no threads: run serially
+  }
+}
+
+Runtime::Runtime(absl::StatusOr<Target> target, pthreadpool_t pool)
+    : target_(std::move(target)), pool_(pool) {
+  if (target_.ok())
+    target_->workers =
+        pool == nullptr
+            ? 1
+            : static_cast<int>(pthreadpool_get_threads_count(pool));
+}
+
+Runtime::~Runtime() {
+  if (owns_pool_) pthreadpool_destroy(pool_);
+}
 
 absl::StatusOr<KernelPtr> Runtime::Get(absl::string_view spec_text) {
   AMARENA_ASSIGN_OR_RETURN(Spec s, ParseSpec(spec_text));
@@ -138,7 +158,7 @@ Runtime::Result Runtime::Create(const Spec& bound) {
   };
   return std::make_shared<const Kernel>(
       bound, *target_, std::move(impl), std::move(code), ms(t1 - t0),
-      ms(t2 - t1), specs_solved);
+      ms(t2 - t1), specs_solved, pool_);
 }
 
 }  // namespace amarena

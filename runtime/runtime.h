@@ -1,15 +1,16 @@
 // The public C++ API: ask for a Spec, get a callable kernel.
 //
 //   amarena::Runtime& rt = amarena::Runtime::Default();
-//   auto k = rt.Get("matmul 64x64x64 f32");          //
-//   absl::StatusOr<KernelPtr> if (!k.ok()) { /* k.status().message() names the
-//   problem */ } void* ops[] = {a, b, c};                          // C = A .
-//   B, row-major
+//   absl::StatusOr<amarena::KernelPtr> k = rt.Get("matmul 64x64x64 f32");
+//   if (!k.ok()) { /* k.status().message() names the problem */ }
+//   void* ops[] = {a, b, c};  // C = A . B, row-major
 //   (*k)->Run(ops);
 //
-// Kernels are cached by canonical Spec + target fingerprint + generator
-// version; concurrent requests for a new key search and compile it once.
-// Thread-safe.
+// Kernels are cached by canonical Spec + target fingerprint (ISA, threads,
+// registers, caches, cost model) + generator version; concurrent requests for
+// a new key search and compile it once. Thread-safe. With more than one
+// worker (AMARENA_NUM_THREADS, or an engine's own pthreadpool), the search may
+// choose one parallel loop at the root, which Run hands to the pool.
 #ifndef AMARENA_RUNTIME_RUNTIME_H_
 #define AMARENA_RUNTIME_RUNTIME_H_
 
@@ -18,6 +19,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+
+#include <pthreadpool.h>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
@@ -36,7 +39,7 @@ class Kernel {
  public:
   Kernel(Spec spec, Target target, ImplPtr impl,
          std::unique_ptr<CompiledKernel> code, double synth_ms, double jit_ms,
-         int64_t specs_solved);
+         int64_t specs_solved, pthreadpool_t pool = nullptr);
   ~Kernel();
 
   // operands[i] points at operand i (matmul: A, B, C), dense, in the Spec's
@@ -61,6 +64,7 @@ class Kernel {
   std::unique_ptr<CompiledKernel> code_;
   double synth_ms_, jit_ms_;
   int64_t specs_solved_;
+  pthreadpool_t pool_;
 };
 using KernelPtr = std::shared_ptr<const Kernel>;
 
@@ -71,7 +75,12 @@ class Runtime {
   static Runtime& Default();
 
   // A runtime for an explicit target (tests, tools).
+  // Uses `target.workers` threads: a pool of its own when more than one.
   explicit Runtime(absl::StatusOr<Target> target);
+  // Runs parallel loops on the engine's `pool` (not owned; must outlive the
+  // runtime); the target's workers become the pool's thread count.
+  Runtime(absl::StatusOr<Target> target, pthreadpool_t pool);
+  ~Runtime();
 
   absl::StatusOr<KernelPtr> Get(absl::string_view spec_text);
   absl::StatusOr<KernelPtr> Get(const Spec& spec);
@@ -85,6 +94,8 @@ class Runtime {
   Result Create(const Spec& bound);
 
   absl::StatusOr<Target> target_;
+  pthreadpool_t pool_ = nullptr;
+  bool owns_pool_ = false;
   std::mutex mu_;
   absl::flat_hash_map<std::string, std::shared_future<Result>> cache_;
   std::atomic<int64_t> generated_{0};

@@ -8,6 +8,8 @@ std::string Describe(const Action& a) {
   switch (a.kind) {
     case ActionKind::kTile:
       return absl::StrCat("tile ", Name(a.dim), " ", a.size);
+    case ActionKind::kParallelTile:
+      return absl::StrCat("parallel tile ", Name(a.dim), " ", a.size);
     case ActionKind::kSplit:
       return absl::StrCat("split k ", a.size);
     case ActionKind::kToAccum:

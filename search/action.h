@@ -13,7 +13,14 @@
 
 namespace amarena {
 
-enum class ActionKind : uint8_t { kTile, kSplit, kToAccum, kMove, kSelect };
+enum class ActionKind : uint8_t {
+  kTile,
+  kSplit,
+  kToAccum,
+  kMove,
+  kSelect,
+  kParallelTile
+};
 
 struct Action {
   ActionKind kind = ActionKind::kSelect;

@@ -82,13 +82,24 @@ Candidate MakeLoop(const Spec& s, ActionKind kind, Dim d, int64_t size) {
   for (int i = 0; i < s.NumOperands(); ++i)
     moves_registers |= OperandAxis(s, i, d) != Axis::kNone &&
                        s.aux[i].level == Level::kVRF;
-  loop.unrolled = moves_registers || loop.full_iters == 1;
-  loop.counter_in_reg = !loop.unrolled && s.budget->gpr >= 1;
   Spec body = s;
   SetExtent(body, d, size);
+  if (kind == ActionKind::kParallelTile) {
+    // Run by the pool: no counter, and nothing below may be parallel again.
+    loop.parallel = true;
+    body.serial = true;
+  } else {
+    loop.unrolled = moves_registers || loop.full_iters == 1;
+    loop.counter_in_reg = !loop.unrolled && s.budget->gpr >= 1;
+  }
   body.budget = LoopChildBudget(*s.budget, loop, 0);
   e.children.push_back(Canonical(body));
-  if (extent % size) e.children.push_back(WithExtent(s, d, extent % size));
+  if (extent % size) {
+    Spec rem = s;
+    SetExtent(rem, d, extent % size);
+    rem.serial = body.serial;
+    e.children.push_back(Canonical(rem));
+  }
   return c;
 }
 
