@@ -88,19 +88,26 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
     // remainder as their own functions, and step the operand pointers here.
     const Spec& s = root.spec;
     const LoopInfo& loop = root.how.loop;
+    CompileOptions tile_options = options;
+    for (int i = 0; i < s.NumOperands(); ++i) {
+      TensorSpec t = s.Operand(i);
+      int64_t& pitch = tile_options.leading[static_cast<size_t>(i)];
+      if (pitch == 0) pitch = t.aux.layout == Layout::kRowMajor ? t.cols : t.rows;
+    }
     for (size_t c = 0; c < root.children.size(); ++c) {
       AMARENA_ASSIGN_OR_RETURN(
           std::unique_ptr<CompiledKernel> task,
           Compile(*root.children[c], target,
-                  absl::StrCat(name, c == 0 ? "_tile" : "_rem"), options));
+                  absl::StrCat(name, c == 0 ? "_tile" : "_rem"), tile_options));
       k->tasks_.push_back(std::move(task));
     }
     for (int i = 0; i < s.NumOperands(); ++i) {
       TensorSpec t = s.Operand(i);
       int64_t es = SizeOf(t.aux.dtype);
       bool row_major = t.aux.layout == Layout::kRowMajor;
-      int64_t row_stride = row_major ? t.cols * es : es;
-      int64_t col_stride = row_major ? es : t.rows * es;
+      int64_t pitch = tile_options.leading[static_cast<size_t>(i)];
+      int64_t row_stride = row_major ? pitch * es : es;
+      int64_t col_stride = row_major ? es : pitch * es;
       switch (OperandAxis(s, i, loop.dim)) {
         case Axis::kRows:
           k->step_[static_cast<size_t>(i)] = loop.tile * row_stride;
@@ -120,7 +127,7 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
   try {
     k->gen_ = std::make_unique<jit::Emitter>(target);
     k->gen_->LimitGprs(options.max_gprs);
-    k->gen_->EmitFunction(root);
+    k->gen_->EmitFunction(root, options.leading);
     k->gen_->readyRE();  // resolve labels, then flip the pages from RW to RX
   } catch (const Xbyak::Error& e) {
     int code = static_cast<int>(e);

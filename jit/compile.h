@@ -72,6 +72,10 @@ struct CompileOptions {
   // counters (14 = all but rsp). Loop counters that find none free live on the
   // stack; tests lower this to exercise that path.
   size_t max_gprs = 14;
+  // Elements between consecutive rows (row-major) or columns (column-major)
+  // of each operand; 0 = dense (the Spec's own extent). A parallel loop's
+  // tiles are compiled with their parent's.
+  std::array<int64_t, 3> leading{};
 };
 
 absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(

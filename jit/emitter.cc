@@ -123,7 +123,8 @@ int64_t ScratchNeeded(const ImplNode& node) {
 
 }  // namespace
 
-void Emitter::EmitFunction(const ImplNode& root) {
+void Emitter::EmitFunction(const ImplNode& root,
+                           const std::array<int64_t, 3>& leading) {
   static const Reg64 kSaved[] = {rbx, rbp, r12, r13, r14, r15};
   for (const Reg64& r : kSaved) push(r);
   scratch_bytes_ = ScratchNeeded(root);
@@ -141,8 +142,11 @@ void Emitter::EmitFunction(const ImplNode& root) {
     int64_t es = SizeOf(t.aux.dtype);
     v.rows = t.rows;
     v.cols = t.cols;
-    v.row_stride = t.aux.layout == Layout::kRowMajor ? t.cols * es : es;
-    v.col_stride = t.aux.layout == Layout::kRowMajor ? es : t.rows * es;
+    const bool row_major = t.aux.layout == Layout::kRowMajor;
+    int64_t pitch = leading[static_cast<size_t>(i)];
+    if (pitch == 0) pitch = row_major ? t.cols : t.rows;
+    v.row_stride = row_major ? pitch * es : es;
+    v.col_stride = row_major ? es : pitch * es;
     views.push_back(v);
   }
   Lower(root, views);

@@ -62,7 +62,9 @@ class Emitter : public Xbyak::CodeGenerator {
   // Emits `void fn(void* const* operands)` for a root Impl whose operands are
   // in GL; operands[NumOperands()] is the scratch area when scratch_bytes() >
   // 0.
-  void EmitFunction(const ImplNode& root);
+  // `leading[i]` overrides operand i's row (column) pitch in elements.
+  void EmitFunction(const ImplNode& root,
+                    const std::array<int64_t, 3>& leading = {});
   int64_t scratch_bytes() const { return scratch_bytes_; }
 
   // Pools. The budget the search checked guarantees these never run dry; if

@@ -1,6 +1,8 @@
 // Whole programs: search + JIT + run, against the scalar reference.
 #include "jit/compile.h"
 
+#include <mutex>
+
 #include "absl/strings/str_cat.h"
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
@@ -14,12 +16,19 @@ namespace {
 
 using testing::KernelMatchesReference;
 
-// One runtime per ISA the host can run; the tests below run on each.
-Runtime& Rt(Isa isa) {
-  static Runtime* rts[2] = {
-      new Runtime(TargetFor(DetectCpu(), Isa::kAvx2)),
-      new Runtime(TargetFor(DetectCpu(), Isa::kAvx512))};
-  return *rts[static_cast<int>(isa)];
+// One runtime per ISA the host can run and thread count (1: serial; 2: the
+// search may choose a parallel root loop, run on the runtime's pool).
+Runtime& Rt(Isa isa, int threads = 1) {
+  static Runtime* rts[2][2] = {};
+  Runtime*& rt = rts[static_cast<int>(isa)][threads - 1];
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  if (rt == nullptr) {
+    absl::StatusOr<Target> t = TargetFor(DetectCpu(), isa);
+    if (t.ok()) t->workers = threads;
+    rt = new Runtime(t);
+  }
+  return *rt;
 }
 
 class IsaTest : public ::testing::TestWithParam<Isa> {
@@ -49,14 +58,27 @@ TEST_P(CompileTest, OddAndEdgeShapes) {
 }
 
 TEST_P(CompileTest, IssueShapes) {
-  for (const char* text :
-       {"matmul 1x1x1 f32", "matmul 7x13x5 f32", "matmul 64x64x64 f32",
-        "matmul 100x100x100 f32", "matmul 256x256x256 f32",
-        "matmul 513x257x129 f32", "matmul 1x2048x16384 f32"}) {
-    absl::StatusOr<Spec> s = ParseSpec(text);
-    ASSERT_TRUE(s.ok()) << s.status();
-    EXPECT_TRUE(KernelMatchesReference(Rt(), *s));
+  for (int threads : {1, 2}) {
+    for (const char* text :
+         {"matmul 1x1x1 f32", "matmul 7x13x5 f32", "matmul 64x64x64 f32",
+          "matmul 100x100x100 f32", "matmul 256x256x256 f32",
+          "matmul 513x257x129 f32", "matmul 1x2048x16384 f32"}) {
+      absl::StatusOr<Spec> s = ParseSpec(text);
+      ASSERT_TRUE(s.ok()) << s.status();
+      EXPECT_TRUE(KernelMatchesReference(amarena::Rt(GetParam(), threads), *s))
+          << threads << " threads";
+    }
   }
+}
+
+// With two workers the big shapes get a parallel root loop, and it computes
+// the same result.
+TEST_P(CompileTest, ParallelRootLoop) {
+  Runtime& rt = amarena::Rt(GetParam(), 2);
+  absl::StatusOr<KernelPtr> k = rt.Get("matmul 256x256x256 f32");
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_TRUE((*k)->impl().how.loop.parallel) << PrintImpl((*k)->impl());
+  EXPECT_TRUE(KernelMatchesReference(rt, Spec::Matmul(256, 256, 256)));
 }
 
 TEST_P(CompileTest, LayoutsAndAccumulation) {
@@ -79,26 +101,29 @@ TEST_P(CompileTest, ZeroSpecs) {
   }
 }
 
-// 200 random shapes, dims 1..300, fixed seed, on each ISA; four shards so
-// that ctest -j runs them side by side.
-class RandomShapes : public ::testing::TestWithParam<std::tuple<Isa, int>> {};
+// 500 random shapes, dims 1..300, fixed seed, on each ISA, serial and with
+// two threads; four shards each so that ctest -j runs them side by side.
+class RandomShapes
+    : public ::testing::TestWithParam<std::tuple<Isa, int, int>> {};
 
 TEST_P(RandomShapes, MatchTheReference) {
-  const auto [isa, shard] = GetParam();
+  const auto [isa, threads, shard] = GetParam();
   if (TargetFor(DetectCpu(), isa)->isa != isa)
     GTEST_SKIP() << "CPU lacks " << Name(isa);
-  const std::vector<Spec> all = testing::RandomMatmuls(200, 300, /*seed=*/2024);
+  const std::vector<Spec> all = testing::RandomMatmuls(500, 300, /*seed=*/2024);
   for (size_t i = static_cast<size_t>(shard); i < all.size(); i += 4)
-    EXPECT_TRUE(KernelMatchesReference(Rt(isa), all[i], /*seed=*/i + 1));
+    EXPECT_TRUE(
+        KernelMatchesReference(Rt(isa, threads), all[i], /*seed=*/i + 1));
 }
 
 INSTANTIATE_TEST_SUITE_P(
     CompileTest, RandomShapes,
     ::testing::Combine(::testing::Values(Isa::kAvx2, Isa::kAvx512),
-                       ::testing::Range(0, 4)),
+                       ::testing::Values(1, 2), ::testing::Range(0, 4)),
     [](const auto& info) {
       return absl::StrCat(Name(std::get<0>(info.param)), "_",
-                          std::get<1>(info.param));
+                          std::get<1>(info.param), "threads_",
+                          std::get<2>(info.param));
     });
 
 }  // namespace
