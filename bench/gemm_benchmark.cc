@@ -4,7 +4,9 @@
 //
 //   ./build/bench/gemm_benchmark [--benchmark_repetitions=5]
 // Counters: GFLOPS = achieved rate, pct_peak = 100 * GFLOPS / peak of that
-// ISA's vector width, peak = the measured peak (GFLOP/s).
+// ISA's vector width, peak = the measured one-core peak (GFLOP/s) times the
+// threads. The *_2threads rows run with two workers; their ratio to the
+// one-thread row of the same ISA is the parallel scaling.
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -27,19 +29,21 @@ double Peak(Isa isa) {
   return peaks[isa] = p.available ? p.gflops : 0;
 }
 
-Runtime* RuntimeFor(Isa isa) {
-  static std::map<Isa, std::unique_ptr<Runtime>> rts;
-  auto& rt = rts[isa];
+Runtime* RuntimeFor(Isa isa, int threads) {
+  static std::map<std::pair<Isa, int>, std::unique_ptr<Runtime>> rts;
+  auto& rt = rts[{isa, threads}];
   if (!rt) {
     absl::StatusOr<Target> t = TargetFor(DetectCpu(), isa);
     if (!t.ok() || t->isa != isa) return nullptr;
+    t->workers = threads;
     rt = std::make_unique<Runtime>(*t);
   }
   return rt.get();
 }
 
-void BM_Matmul(benchmark::State& state, Isa isa, const char* text) {
-  Runtime* rt = RuntimeFor(isa);
+void BM_Matmul(benchmark::State& state, Isa isa, const char* text,
+               int threads = 1) {
+  Runtime* rt = RuntimeFor(isa, threads);
   if (rt == nullptr) {
     state.SkipWithError("CPU lacks this ISA");
     return;
@@ -64,8 +68,10 @@ void BM_Matmul(benchmark::State& state, Isa isa, const char* text) {
   const double flops = 2.0 * static_cast<double>(spec->Macs());
   state.counters["GFLOPS"] = benchmark::Counter(
       flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["peak"] = peak;
-  state.SetLabel(absl::StrCat(Name(isa), " ", text));
+  // The peak of `threads` cores (one core's, measured, times the threads).
+  state.counters["peak"] = peak * threads;
+  state.SetLabel(absl::StrCat(Name(isa), " ", text, " ", threads, " thread",
+                              threads > 1 ? "s" : ""));
 }
 
 // pct_peak needs the rate, which Google Benchmark computes after the loop:
@@ -100,6 +106,15 @@ AMARENA_GEMM(m256, "matmul 256x256x256 f32");
 AMARENA_GEMM(m512, "matmul 512x512x512 f32");
 AMARENA_GEMM(m1024, "matmul 1024x1024x1024 f32");
 AMARENA_GEMM(m2048, "matmul 2048x2048x2048 f32");
+// Two threads (the parallel root loop on the runtime's pool).
+BENCHMARK_CAPTURE(BM_Matmul, avx2_m1024_2threads, Isa::kAvx2,
+                  "matmul 1024x1024x1024 f32", 2)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_Matmul, avx512_m1024_2threads, Isa::kAvx512,
+                  "matmul 1024x1024x1024 f32", 2)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace amarena
