@@ -13,6 +13,7 @@ packages=(
   libbenchmark-dev      # Google Benchmark suites in bench/
   libcli11-dev          # command-line parsing for tools/amarena
   libzydis-dev          # disassembler for `amarena explain --asm`
+  libpthreadpool-dev    # thread pool that runs parallel loops
   valgrind              # tests: generated code stays inside its operands
 )
 

@@ -116,6 +116,17 @@ TEST_P(RandomShapes, MatchTheReference) {
         KernelMatchesReference(Rt(isa, threads), all[i], /*seed=*/i + 1));
 }
 
+// The first 50 of those 500, AVX2 (valgrind does not decode AVX-512), serial
+// and with two threads: what the `exhaustive` ctest `jit_valgrind_random`
+// runs under memcheck, so any read or write outside an operand is reported.
+TEST(CompileTest, FirstFiftyRandomShapes) {
+  const std::vector<Spec> all = testing::RandomMatmuls(500, 300, /*seed=*/2024);
+  for (int threads : {1, 2})
+    for (size_t i = 0; i < 50; ++i)
+      EXPECT_TRUE(KernelMatchesReference(Rt(Isa::kAvx2, threads), all[i],
+                                         /*seed=*/i + 1));
+}
+
 INSTANTIATE_TEST_SUITE_P(
     CompileTest, RandomShapes,
     ::testing::Combine(::testing::Values(Isa::kAvx2, Isa::kAvx512),
