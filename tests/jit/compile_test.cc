@@ -116,6 +116,67 @@ TEST_P(RandomShapes, MatchTheReference) {
         KernelMatchesReference(Rt(isa, threads), all[i], /*seed=*/i + 1));
 }
 
+// Operands that are windows of larger matrices, with prime pitches (elements
+// between rows, or columns when column-major): each kernel is compiled with
+// CompileOptions::leading and run on padded buffers; the padding must stay
+// untouched and the window must match the reference computed on dense copies.
+TEST_P(CompileTest, StridedOperandsWithPrimePitches) {
+  const Target t = *TargetFor(DetectCpu(), GetParam());
+  const int64_t pads[] = {3, 7, 13};
+  for (const Spec& user : {Spec::Matmul(7, 13, 17), Spec::Matmul(37, 19, 41),
+                           Spec::Matmul(64, 64, 64),
+                           Spec::Matmul(13, 29, 31, {.layout = Layout::kColMajor},
+                                        {}, {.layout = Layout::kColMajor},
+                                        /*accum=*/true)}) {
+    Searcher searcher(t);
+    absl::StatusOr<ImplPtr> impl = searcher.Solve(t.Bind(user));
+    ASSERT_TRUE(impl.ok()) << impl.status();
+    CompileOptions opts;
+    std::vector<std::vector<float>> padded(3);
+    Operands dense(user);
+    FillRandom(user, dense, 5);
+    std::vector<uint8_t> before = dense.Snapshot(2);
+    void* ptrs[3];
+    for (int i = 0; i < 3; ++i) {
+      TensorSpec op = user.Operand(i);
+      const bool row_major = op.aux.layout == Layout::kRowMajor;
+      const int64_t inner = row_major ? op.cols : op.rows;
+      const int64_t outer = row_major ? op.rows : op.cols;
+      const int64_t pitch = inner + pads[i];
+      opts.leading[static_cast<size_t>(i)] = pitch;
+      padded[i].assign(static_cast<size_t>(outer * pitch), -7.0f);
+      const float* src = static_cast<const float*>(dense.ptr(i));
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t p = 0; p < inner; ++p)
+          padded[i][static_cast<size_t>(o * pitch + p)] = src[o * inner + p];
+      ptrs[i] = padded[i].data();
+    }
+    auto code = Compile(**impl, t, "strided_test", opts);
+    ASSERT_TRUE(code.ok()) << code.status();
+    (**code)(ptrs);
+    // Copy the output window back into the dense operands and check it; the
+    // padding of every operand is still -7.
+    TensorSpec c = user.Operand(2);
+    const bool row_major = c.aux.layout == Layout::kRowMajor;
+    const int64_t inner = row_major ? c.cols : c.rows;
+    const int64_t outer = row_major ? c.rows : c.cols;
+    float* out = static_cast<float*>(dense.ptr(2));
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t p = 0; p < inner; ++p)
+        out[o * inner + p] =
+            padded[2][static_cast<size_t>(o * (inner + pads[2]) + p)];
+    Verdict v = CheckAgainstReference(user, dense, before);
+    EXPECT_TRUE(v.ok) << PrintSpec(user) << ": " << v.max_rel_err;
+    for (int i = 0; i < 3; ++i) {
+      TensorSpec op = user.Operand(i);
+      const int64_t in = op.aux.layout == Layout::kRowMajor ? op.cols : op.rows;
+      for (size_t q = 0; q < padded[i].size(); ++q)
+        if (static_cast<int64_t>(q) % (in + pads[i]) >= in)
+          ASSERT_EQ(padded[i][q], -7.0f) << "operand " << i << " padding";
+    }
+  }
+}
+
 // The first 50 of those 500, AVX2 (valgrind does not decode AVX-512), serial
 // and with two threads: what the `exhaustive` ctest `jit_valgrind_random`
 // runs under memcheck, so any read or write outside an operand is reported.
