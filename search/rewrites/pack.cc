@@ -1,6 +1,7 @@
 // Copy an input operand into a packed buffer in a faster cache level.
 // Applies to: B (operand 1) of Matmul and MatmulAccum when it is in GL, L3 or
-//   L2 in plain row-major layout, towards each faster cache level whose budget
+//   L2 in a plain layout (from column-major the copy transposes, element by
+//   element), towards each faster cache level whose budget
 //   the buffer fits (L2 and L3 only for buffers too big for the next faster
 //   level, Target::WorthPlacing), as K x P panels with P two vectors (the
 //   width of the 6 x 16 register tiles the broadcast kernel runs best), or one
@@ -21,7 +22,7 @@ void PackOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
   const int i = 1;
   const TensorAux& from = s.aux[i];
   if (from.level == Level::kVRF || from.level == Level::kL1 || from.pack ||
-      from.layout != Layout::kRowMajor || from.dtype != DType::kF32)
+      from.dtype != DType::kF32)
     return;
   const int64_t lanes = t.f32_lanes;
   const int64_t p = s.n > lanes ? 2 * lanes : lanes;
@@ -30,6 +31,7 @@ void PackOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
     {
       TensorAux aux = from;
       aux.level = to;
+      aux.layout = Layout::kRowMajor;
       aux.pack = static_cast<uint16_t>(p);
       TensorSpec buffer = s.Operand(i);
       buffer.aux = aux;
