@@ -170,6 +170,40 @@ int64_t CopyCost(const Spec& s, const Target& t) {
   return CopyOps(s, t.f32_lanes) * std::max(t.cost.load, t.cost.store);
 }
 
+// --- kDot -------------------------------------------------------------------
+// Registers: min(v, 4) accumulators + 1 for A's vector (+ 1 for B's and, with
+// AVX2, 1 mask when the last vector is partial). Cost: loads (two per vector),
+// FMAs, or the latency of the longest accumulator chain (4 cycles an FMA),
+// whichever is highest, plus the horizontal sum and c's update.
+int64_t DotVectors(const Spec& s, const Target& t) {
+  return (s.k + t.f32_lanes - 1) / t.f32_lanes;
+}
+int DotAccumulators(const Spec& s, const Target& t) {
+  return static_cast<int>(std::min<int64_t>(DotVectors(s, t), 4));
+}
+bool DotApplies(const Spec& s, const Target& t) {
+  if (s.kind != Kind::kMatmulAccum || s.m != 1 || s.n != 1 || s.k < 2 ||
+      !AllF32(s))
+    return false;
+  for (int i = 0; i < 3; ++i)
+    if (s.aux[i].level != Level::kL1) return false;
+  const TensorAux &a = s.aux[0], &b = s.aux[1];
+  return a.layout == Layout::kRowMajor && a.pack % t.f32_lanes == 0 &&
+         b.layout == Layout::kColMajor && b.pack % t.f32_lanes == 0 &&
+         DotVectors(s, t) <= kMaxDotVectors;
+}
+int DotScratch(const Spec& s, const Target& t) {
+  bool partial = s.k % t.f32_lanes != 0;
+  return DotAccumulators(s, t) + 1 +
+         (partial ? (t.isa == Isa::kAvx2 ? 2 : 1) : 0);
+}
+int64_t DotCost(const Spec& s, const Target& t) {
+  const int64_t v = DotVectors(s, t), acc = DotAccumulators(s, t);
+  const int64_t chain = (v + acc - 1) / acc * 4 * 6;  // 4-cycle FMA latency
+  return std::max({v * t.cost.fma, 2 * v * t.cost.load, chain}) +
+         6 * t.cost.fma + t.cost.load + t.cost.store;
+}
+
 const KernelInfo kInfos[kNumKernels] = {
     {"broadcast_fma", BroadcastFmaApplies, BroadcastFmaScratch,
      BroadcastFmaCost},
@@ -179,6 +213,7 @@ const KernelInfo kInfos[kNumKernels] = {
     {"vector_load", VectorLoadApplies, VectorLoadScratch, VectorLoadCost},
     {"vector_store", VectorStoreApplies, VectorStoreScratch, VectorStoreCost},
     {"copy", CopyApplies, OneScratch, CopyCost},
+    {"dot", DotApplies, DotScratch, DotCost},
 };
 
 }  // namespace

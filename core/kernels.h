@@ -35,8 +35,14 @@ enum class KernelId : uint8_t {
   kVectorStore,
   // Move L1 -> L1 (packing copies): vector or scalar load+store pairs.
   kCopy,
+  // MatmulAccum 1 x k x 1 in L1 with A's row and B's column contiguous along
+  // k: vector FMAs along k into up to 4 accumulators, then a horizontal sum
+  // added to c (masked tail).
+  kDot,
 };
-inline constexpr int kNumKernels = 7;
+inline constexpr int kNumKernels = 8;
+// Longest dot product one kernel unrolls, in vectors.
+inline constexpr int64_t kMaxDotVectors = 32;
 // Unrolled store sequences longer than this are left to loops.
 inline constexpr int64_t kMaxUnrolledStores = 64;
 

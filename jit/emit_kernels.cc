@@ -167,6 +167,62 @@ void Copy(Emitter& e, const Spec& s, std::span<const View> v) {
   e.FreeVreg(x);
 }
 
+// c += a . b along k, both contiguous: vector FMAs into up to 4
+// accumulators (the last vector masked), their sum, then a horizontal sum.
+// EVEX-encodable forms only, since AVX-512 may hand out registers 16-31.
+void Dot(Emitter& e, const Spec& s, std::span<const View> v) {
+  const View &a = v[0], &b = v[1], &c = v[2];
+  const int lanes = e.target().f32_lanes;
+  const bool avx512 = e.target().isa == Isa::kAvx512;
+  const int64_t nv = (s.k + lanes - 1) / lanes;
+  const int nacc = static_cast<int>(std::min<int64_t>(nv, 4));
+  std::vector<int> acc;
+  for (int i = 0; i < nacc; ++i) {
+    acc.push_back(e.AllocVreg());
+    e.Zero(acc.back());
+  }
+  const int x = e.AllocVreg();
+  const int partial = static_cast<int>(s.k % lanes);
+  const int y = partial ? e.AllocVreg() : -1;
+  const int mask = MaybeMaskReg(e, s.k, lanes);
+  for (int64_t q = 0; q < nv; ++q) {
+    const int valid =
+        static_cast<int>(std::min<int64_t>(lanes, s.k - q * lanes));
+    const Xbyak::Xmm acc_q = e.Vec(acc[static_cast<size_t>(q % nacc)]);
+    VectorAccess(e, /*load=*/true, x, a.At(0, q * lanes), lanes, valid, mask);
+    if (valid == lanes) {
+      e.vfmadd231ps(acc_q, e.Vec(x), b.At(q * lanes, 0));
+    } else {
+      VectorAccess(e, /*load=*/true, y, b.At(q * lanes, 0), lanes, valid,
+                   mask);
+      e.vfmadd231ps(acc_q, e.Vec(x), e.Vec(y));
+    }
+  }
+  for (int i = 1; i < nacc; ++i)
+    e.vaddps(e.Vec(acc[0]), e.Vec(acc[0]), e.Vec(acc[static_cast<size_t>(i)]));
+  const int r = acc[0];
+  if (lanes == 16) {
+    e.vextractf32x8(Xbyak::Ymm(x), Xbyak::Zmm(r), 1);
+    e.vaddps(Xbyak::Ymm(r), Xbyak::Ymm(r), Xbyak::Ymm(x));
+  }
+  if (avx512) {
+    e.vextractf32x4(Xbyak::Xmm(x), Xbyak::Ymm(r), 1);
+  } else {
+    e.vextractf128(Xbyak::Xmm(x), Xbyak::Ymm(r), 1);
+  }
+  e.vaddps(Xmm(r), Xmm(r), Xmm(x));
+  e.vmovhlps(Xmm(x), Xmm(x), Xmm(r));
+  e.vaddps(Xmm(r), Xmm(r), Xmm(x));
+  e.vmovshdup(Xmm(x), Xmm(r));
+  e.vaddss(Xmm(r), Xmm(r), Xmm(x));
+  e.vaddss(Xmm(r), Xmm(r), c.At(0, 0));
+  e.vmovss(c.At(0, 0), Xmm(r));
+  if (mask >= 0) e.FreeVreg(mask);
+  if (y >= 0) e.FreeVreg(y);
+  e.FreeVreg(x);
+  for (auto it = acc.rbegin(); it != acc.rend(); ++it) e.FreeVreg(*it);
+}
+
 }  // namespace
 
 void EmitKernel(Emitter& e, const Spec& spec, KernelId id,
@@ -186,6 +242,8 @@ void EmitKernel(Emitter& e, const Spec& spec, KernelId id,
       return VectorMove(e, views[1], views[0], /*load=*/false);
     case KernelId::kCopy:
       return Copy(e, spec, views);
+    case KernelId::kDot:
+      return Dot(e, spec, views);
   }
   AMARENA_CHECK(false);
 }

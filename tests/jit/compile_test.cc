@@ -116,6 +116,30 @@ TEST_P(RandomShapes, MatchTheReference) {
         KernelMatchesReference(Rt(isa, threads), all[i], /*seed=*/i + 1));
 }
 
+bool UsesKernel(const ImplNode& n, KernelId id) {
+  if (n.how.type == NodeType::kKernel && n.how.kernel == id) return true;
+  for (const ImplPtr& c : n.children)
+    if (UsesKernel(*c, id)) return true;
+  return false;
+}
+
+// Column-major B makes every output a dot product along k: k below, at, above
+// and a multiple of the vector width (masked tails), and longer than one
+// kernel unrolls.
+TEST_P(CompileTest, DotProductShapes) {
+  int dots = 0;
+  for (int64_t m : {1, 3})
+    for (int64_t k : {2, 7, 8, 9, 16, 17, 31, 100, 513, 2053})
+      for (int64_t n : {1, 5}) {
+        Spec s = Spec::Matmul(m, k, n, {}, {.layout = Layout::kColMajor});
+        EXPECT_TRUE(KernelMatchesReference(Rt(), s));
+        absl::StatusOr<KernelPtr> kernel = Rt().Get(s);
+        ASSERT_TRUE(kernel.ok());
+        dots += UsesKernel((*kernel)->impl(), KernelId::kDot);
+      }
+  EXPECT_GT(dots, 10);
+}
+
 // Operands that are windows of larger matrices, with prime pitches (elements
 // between rows, or columns when column-major): each kernel is compiled with
 // CompileOptions::leading and run on padded buffers; the padding must stay
