@@ -50,6 +50,8 @@ class Kernel {
     return spec_;
   }  // bound: carries the budget searched
   Isa isa() const { return target_.isa; }
+  // Threads its parallel loop may use (1: serial code).
+  int threads() const { return target_.workers; }
   const std::string& name() const;
   const ImplNode& impl() const { return *impl_; }
   size_t code_size() const;

@@ -46,8 +46,10 @@ int RunCommand(const RunOptions& opt) {
   double gflops = median_ns > 0 ? flops / median_ns : 0;
 
   std::printf("spec:     %s\n", PrintSpec(spec).c_str());
-  std::printf("kernel:   %s (%s, %zu bytes of code)\n", kernel.name().c_str(),
-              std::string(Name(kernel.isa())).c_str(), kernel.code_size());
+  std::printf("kernel:   %s (%s, %d thread%s, %zu bytes of code)\n",
+              kernel.name().c_str(), std::string(Name(kernel.isa())).c_str(),
+              kernel.threads(), kernel.threads() > 1 ? "s" : "",
+              kernel.code_size());
   std::printf("impl:\n%s", PrintImpl(kernel.impl()).c_str());
   std::printf("search:   %.2f ms, %lld specs solved\n", kernel.synth_ms(),
               static_cast<long long>(kernel.specs_solved()));
@@ -69,6 +71,7 @@ int RunCommand(const RunOptions& opt) {
     j.Add("jit_ms", kernel.jit_ms());
     j.Add("specs_solved", kernel.specs_solved());
     j.Add("isa", Name(kernel.isa()));
+    j.Add("threads", static_cast<int64_t>(kernel.threads()));
     j.Add("kernel", kernel.name());
     std::printf("%s\n", j.str().c_str());
   }
