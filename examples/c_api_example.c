@@ -1,0 +1,79 @@
+/* Uses only runtime/amarena.h: creates and runs a kernel, checks it against a
+ * naive loop, and shows that a malformed Spec and a null operand come back as
+ * status codes with messages. Exit status 0 when all of that holds. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "runtime/amarena.h"
+
+enum { M = 7, K = 13, N = 20 };
+
+int main(void) {
+  static float a[M * K], b[K * N], c[M * N];
+  for (int i = 0; i < M * K; ++i) a[i] = (float)(i % 7) - 3.0f;
+  for (int i = 0; i < K * N; ++i) b[i] = (float)(i % 5) * 0.5f;
+
+  amarena_kernel* k = NULL;
+  if (amarena_kernel_get(NULL, "matmul 7x13x20 f32", &k) != AMARENA_OK) {
+    fprintf(stderr, "amarena_kernel_get: %s\n", amarena_last_error());
+    return 1;
+  }
+  void* ops[3] = {a, b, c};
+  if (amarena_kernel_run(k, ops) != AMARENA_OK) {
+    fprintf(stderr, "amarena_kernel_run: %s\n", amarena_last_error());
+    return 1;
+  }
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      float want = 0;
+      for (int p = 0; p < K; ++p) want += a[i * K + p] * b[p * N + j];
+      if (fabsf(c[i * N + j] - want) > 1e-4f * (1.0f + fabsf(want))) {
+        fprintf(stderr, "c[%d][%d] = %g, want %g\n", i, j, c[i * N + j], want);
+        return 1;
+      }
+    }
+  printf("ran %s (%s): %s\n", amarena_kernel_name(k), amarena_kernel_isa(k),
+         amarena_kernel_spec(k));
+
+  /* A malformed Spec: a status code and a message, no crash. */
+  amarena_kernel* bad = NULL;
+  amarena_status s = amarena_kernel_get(NULL, "matmul 0x5x5 f32", &bad);
+  if (s != AMARENA_INVALID_ARGUMENT || bad != NULL) {
+    fprintf(stderr, "malformed Spec gave status %d\n", (int)s);
+    return 1;
+  }
+  printf("malformed Spec -> %d: %s\n", (int)s, amarena_last_error());
+
+  /* A null operand. */
+  void* null_ops[3] = {a, NULL, c};
+  s = amarena_kernel_run(k, null_ops);
+  if (s != AMARENA_INVALID_ARGUMENT) {
+    fprintf(stderr, "null operand gave status %d\n", (int)s);
+    return 1;
+  }
+  printf("null operand -> %d: %s\n", (int)s, amarena_last_error());
+
+  /* A misaligned one. */
+  void* odd_ops[3] = {(char*)a + 1, b, c};
+  s = amarena_kernel_run(k, odd_ops);
+  if (s != AMARENA_INVALID_ARGUMENT) {
+    fprintf(stderr, "misaligned operand gave status %d\n", (int)s);
+    return 1;
+  }
+  printf("misaligned operand -> %d: %s\n", (int)s, amarena_last_error());
+
+  amarena_kernel_release(k);
+
+  /* A runtime of its own, one thread. */
+  amarena_runtime* rt = NULL;
+  if (amarena_runtime_create(1, &rt) != AMARENA_OK ||
+      amarena_kernel_get(rt, "matmul 7x13x20 f32", &k) != AMARENA_OK ||
+      amarena_kernel_run(k, ops) != AMARENA_OK) {
+    fprintf(stderr, "own runtime: %s\n", amarena_last_error());
+    return 1;
+  }
+  amarena_kernel_release(k);
+  amarena_runtime_destroy(rt);
+  return 0;
+}
