@@ -93,12 +93,12 @@ class PctReporter : public benchmark::ConsoleReporter {
   }
 };
 
-#define AMARENA_GEMM(name, text)                                         \
-  BENCHMARK_CAPTURE(BM_Matmul, avx2_##name, Isa::kAvx2, text)            \
-      ->Unit(benchmark::kMicrosecond)                                    \
-      ->UseRealTime();                                                   \
-  BENCHMARK_CAPTURE(BM_Matmul, avx512_##name, Isa::kAvx512, text)        \
-      ->Unit(benchmark::kMicrosecond)                                    \
+#define AMARENA_GEMM(name, text)                                  \
+  BENCHMARK_CAPTURE(BM_Matmul, avx2_##name, Isa::kAvx2, text)     \
+      ->Unit(benchmark::kMicrosecond)                             \
+      ->UseRealTime();                                            \
+  BENCHMARK_CAPTURE(BM_Matmul, avx512_##name, Isa::kAvx512, text) \
+      ->Unit(benchmark::kMicrosecond)                             \
       ->UseRealTime()
 
 AMARENA_GEMM(m64, "matmul 64x64x64 f32");

@@ -18,6 +18,18 @@
 namespace amarena {
 namespace {
 
+// The memo table counters both benchmarks report.
+void ReportTable(benchmark::State& state, const MemoStats& memo) {
+  const double boxes = static_cast<double>(std::max<int64_t>(memo.boxes, 1));
+  state.counters["boxes"] = static_cast<double>(memo.boxes);
+  state.counters["answered"] = static_cast<double>(memo.specs_answered);
+  state.counters["per_box"] = static_cast<double>(memo.specs_answered) / boxes;
+  state.counters["KiB"] = static_cast<double>(memo.bytes) / 1024;
+  state.counters["asked"] = static_cast<double>(memo.specs_asked);
+  state.counters["asked_per_box"] =
+      static_cast<double>(memo.specs_asked) / boxes;
+}
+
 void BM_ColdSearch(benchmark::State& state, const char* text) {
   absl::StatusOr<Target> target = HostTarget();
   absl::StatusOr<Spec> spec = ParseSpec(text);
@@ -45,20 +57,13 @@ void BM_ColdSearch(benchmark::State& state, const char* text) {
   state.SetLabel(text);
   state.counters["specs"] = static_cast<double>(last.specs_solved);
   state.counters["candidates"] = static_cast<double>(last.candidates_tried);
-  state.counters["boxes"] = static_cast<double>(memo.boxes);
-  state.counters["answered"] = static_cast<double>(memo.specs_answered);
-  state.counters["per_box"] =
-      static_cast<double>(memo.specs_answered) / std::max<int64_t>(memo.boxes, 1);
-  state.counters["KiB"] = static_cast<double>(memo.bytes) / 1024;
-  state.counters["asked"] = static_cast<double>(memo.specs_asked);
-  state.counters["asked_per_box"] =
-      static_cast<double>(memo.specs_asked) / std::max<int64_t>(memo.boxes, 1);
+  ReportTable(state, memo);
 }
 
 const char* const kIssueSpecs[] = {
-    "matmul 64x64x64 f32",     "matmul 256x256x256 f32",
+    "matmul 64x64x64 f32",       "matmul 256x256x256 f32",
     "matmul 1024x1024x1024 f32", "matmul 2048x2048x2048 f32",
-    "matmul 128x768x3072 f32", "matmul 16x4096x4096 f32",
+    "matmul 128x768x3072 f32",   "matmul 16x4096x4096 f32",
     "matmul 1x2048x16384 f32"};
 
 // Every Spec above into one table, in order: the table's size and compression
@@ -87,14 +92,7 @@ void BM_AllIntoOneTable(benchmark::State& state) {
     (void)counted.Solve(target->Bind(*ParseSpec(text)));
   memo = counted.memo_stats();
   state.counters["specs"] = static_cast<double>(last.specs_solved);
-  state.counters["boxes"] = static_cast<double>(memo.boxes);
-  state.counters["answered"] = static_cast<double>(memo.specs_answered);
-  state.counters["per_box"] =
-      static_cast<double>(memo.specs_answered) / std::max<int64_t>(memo.boxes, 1);
-  state.counters["KiB"] = static_cast<double>(memo.bytes) / 1024;
-  state.counters["asked"] = static_cast<double>(memo.specs_asked);
-  state.counters["asked_per_box"] =
-      static_cast<double>(memo.specs_asked) / std::max<int64_t>(memo.boxes, 1);
+  ReportTable(state, memo);
 }
 
 #define AMARENA_SEARCH_BENCH(name, text) \

@@ -65,15 +65,16 @@ std::string Describe(const ImplNode& node) {
       TensorSpec t = node.spec.Operand(e.alloc.operand);
       t.aux = e.alloc.to;
       std::string where(Name(e.alloc.to.level));
-      if (e.alloc.to.layout == Layout::kColMajor) absl::StrAppend(&where, ",col");
+      if (e.alloc.to.layout == Layout::kColMajor)
+        absl::StrAppend(&where, ",col");
       if (e.alloc.to.pack) absl::StrAppend(&where, ",p", e.alloc.to.pack);
       if (e.alloc.to.vector_width)
         absl::StrAppend(&where, ",v", e.alloc.to.vector_width);
       static constexpr absl::string_view kVerb[] = {"view", "pack", "regs"};
-      return absl::StrCat(kVerb[static_cast<int>(e.alloc.kind)], " operand ",
-                          e.alloc.operand, " in ", where, " (", t.BudgetUnits(),
-                          e.alloc.kind == AllocKind::kRegisters ? " regs)"
-                                                                : " lines)");
+      return absl::StrCat(
+          kVerb[static_cast<int>(e.alloc.kind)], " operand ", e.alloc.operand,
+          " in ", where, " (", t.BudgetUnits(),
+          e.alloc.kind == AllocKind::kRegisters ? " regs)" : " lines)");
     }
     case NodeType::kKernel:
       return absl::StrCat("kernel ", Info(e.kernel).name);
@@ -87,8 +88,8 @@ void Print(const ImplNode& node, int depth, absl::string_view role,
       absl::StrCat(std::string(2 * depth, ' '), role, Describe(node));
   if (line.size() < 48) line.resize(48, ' ');
   absl::StrAppend(&out, line, "  ", PrintSpec(node.spec),
-                  "  cost=", node.cost.main, " peak=", PrintPeak(node.cost.peak),
-                  "\n");
+                  "  cost=", node.cost.main,
+                  " peak=", PrintPeak(node.cost.peak), "\n");
   const Expansion& e = node.how;
   for (size_t i = 0; i < node.children.size(); ++i) {
     absl::string_view child_role;

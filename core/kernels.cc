@@ -62,8 +62,7 @@ bool BroadcastFmaApplies(const Spec& s, const Target& t) {
          ColumnsVectorisable(b, c.aux.vector_width, t);
 }
 int BroadcastFmaScratch(const Spec& s, const Target& t) {
-  return static_cast<int>(VectorsPerRow(s)) + 1 +
-         MaskScratch(s.Operand(2), t);
+  return static_cast<int>(VectorsPerRow(s)) + 1 + MaskScratch(s.Operand(2), t);
 }
 int64_t BroadcastFmaCost(const Spec& s, const Target& t) {
   int64_t nv = VectorsPerRow(s);
@@ -145,8 +144,8 @@ int64_t VectorLoadCost(const Spec& s, const Target& t) {
 int64_t VectorStoreCost(const Spec& s, const Target& t) {
   TensorSpec r = s.Operand(0);
   if (!Masked(r)) return r.Registers() * t.cost.store;
-  return r.rows * ((r.Registers() / r.rows - 1) * t.cost.store +
-                   MaskedStoreCost(t));
+  return r.rows *
+         ((r.Registers() / r.rows - 1) * t.cost.store + MaskedStoreCost(t));
 }
 
 // --- kCopy ------------------------------------------------------------------

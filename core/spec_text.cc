@@ -190,8 +190,8 @@ absl::Status Parser::ParseOperand(absl::string_view name,
     } else if (p.size() > 1 && p[0] == 'p') {
       AMARENA_ASSIGN_OR_RETURN(int64_t w, Int(p.substr(1), "panel width"));
       if (w < 1 || w > kMaxPack)
-        return Error(absl::StrCat("panel width is ", w, ", must be 1 to ",
-                                  kMaxPack));
+        return Error(
+            absl::StrCat("panel width is ", w, ", must be 1 to ", kMaxPack));
       a.pack = static_cast<uint16_t>(w);
     } else {
       return Error(absl::StrCat("property '", p, "' of operand ", name,
@@ -232,8 +232,8 @@ absl::Status Parser::ParseBudget(absl::string_view v, Spec& s) {
       return Error(
           absl::StrCat("budget ", kv.first, " is ", x, ", must be at least 0"));
     if (key <= 1 && x > 64)
-      return Error(absl::StrCat("budget ", kv.first, " is ", x,
-                                ", must be at most 64"));
+      return Error(
+          absl::StrCat("budget ", kv.first, " is ", x, ", must be at most 64"));
     switch (key) {
       case 0:
         b.vrf = static_cast<int32_t>(x);
@@ -354,9 +354,9 @@ std::string PrintSpec(const Spec& s) {
   }
   if (s.serial) absl::StrAppend(&out, " serial");
   if (s.budget)
-    absl::StrAppend(&out, " budget=vrf:", s.budget->vrf,
-                    ",gpr:", s.budget->gpr, ",l1:", s.budget->l1_lines,
-                    ",l2:", s.budget->l2_lines, ",l3:", s.budget->l3_lines);
+    absl::StrAppend(&out, " budget=vrf:", s.budget->vrf, ",gpr:", s.budget->gpr,
+                    ",l1:", s.budget->l1_lines, ",l2:", s.budget->l2_lines,
+                    ",l3:", s.budget->l3_lines);
   return out;
 }
 

@@ -3,9 +3,9 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "core/spec_text.h"
 #include "core/status_macros.h"
 #include "core/tensor_spec.h"
-#include "core/spec_text.h"
 #include "jit/emitter.h"
 #include "jit/publish.h"
 
@@ -92,7 +92,8 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
     for (int i = 0; i < s.NumOperands(); ++i) {
       TensorSpec t = s.Operand(i);
       int64_t& pitch = tile_options.leading[static_cast<size_t>(i)];
-      if (pitch == 0) pitch = t.aux.layout == Layout::kRowMajor ? t.cols : t.rows;
+      if (pitch == 0)
+        pitch = t.aux.layout == Layout::kRowMajor ? t.cols : t.rows;
     }
     for (size_t c = 0; c < root.children.size(); ++c) {
       AMARENA_ASSIGN_OR_RETURN(

@@ -11,12 +11,12 @@
 #ifndef AMARENA_JIT_COMPILE_H_
 #define AMARENA_JIT_COMPILE_H_
 
+#include <pthreadpool.h>
+
 #include <array>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <pthreadpool.h>
 
 #include "absl/status/statusor.h"
 #include "core/impl.h"

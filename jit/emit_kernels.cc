@@ -71,8 +71,8 @@ void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
       if (vw == 1) {
         e.vfmadd231ss(Xmm(c.Reg(i, j)), Xmm(t), Xmm(bregs[j]));
       } else {
-        e.vfmadd231ps(Emitter::VecW(c.Reg(i, j * vw), vw),
-                      Emitter::VecW(t, vw), Emitter::VecW(bregs[j], vw));
+        e.vfmadd231ps(Emitter::VecW(c.Reg(i, j * vw), vw), Emitter::VecW(t, vw),
+                      Emitter::VecW(bregs[j], vw));
       }
     }
   }
@@ -193,8 +193,7 @@ void Dot(Emitter& e, const Spec& s, std::span<const View> v) {
     if (valid == lanes) {
       e.vfmadd231ps(acc_q, e.Vec(x), b.At(q * lanes, 0));
     } else {
-      VectorAccess(e, /*load=*/true, y, b.At(q * lanes, 0), lanes, valid,
-                   mask);
+      VectorAccess(e, /*load=*/true, y, b.At(q * lanes, 0), lanes, valid, mask);
       e.vfmadd231ps(acc_q, e.Vec(x), e.Vec(y));
     }
   }

@@ -277,20 +277,27 @@ void Emitter::LowerAlloc(const ImplNode& node, std::span<const View> views) {
   reg.vw = a.to.vector_width;
   for (int64_t r = 0; r < reg.rows * reg.RegsPerRow(); ++r)
     reg.regs.push_back(AllocVreg());
+  LowerAllocChildren(node, views, reg);
+  for (auto it = reg.regs.rbegin(); it != reg.regs.rend(); ++it) FreeVreg(*it);
+}
 
+void Emitter::LowerAllocChildren(const ImplNode& node,
+                                 std::span<const View> views,
+                                 const View& moved) {
+  const AllocInfo& a = node.how.alloc;
+  const View& from = views[a.operand];
   size_t child = 0;
   if (a.prologue) {
-    View io[] = {mem, reg};
+    View io[] = {from, moved};
     Lower(*node.children[child++], io);
   }
   std::vector<View> inner(views.begin(), views.end());
-  inner[a.operand] = reg;
+  inner[a.operand] = moved;
   Lower(*node.children[child++], inner);
   if (a.epilogue) {
-    View io[] = {reg, mem};
+    View io[] = {moved, from};
     Lower(*node.children[child++], io);
   }
-  for (auto it = reg.regs.rbegin(); it != reg.regs.rend(); ++it) FreeVreg(*it);
 }
 
 void Emitter::LowerBuffer(const ImplNode& node, std::span<const View> views) {
@@ -325,20 +332,7 @@ void Emitter::LowerBuffer(const ImplNode& node, std::span<const View> views) {
     }
   }
   if (p && t.InnerExtent() <= p) buf = buf.Slice(0, 0, t.rows, t.cols);
-
-  const View& src = views[a.operand];
-  size_t child = 0;
-  if (a.prologue) {
-    View io[] = {src, buf};
-    Lower(*node.children[child++], io);
-  }
-  std::vector<View> inner(views.begin(), views.end());
-  inner[a.operand] = buf;
-  Lower(*node.children[child++], inner);
-  if (a.epilogue) {
-    View io[] = {buf, src};
-    Lower(*node.children[child++], io);
-  }
+  LowerAllocChildren(node, views, buf);
   scratch_top_ -= bytes;
   FreeGpr(buf.base);
 }

@@ -47,7 +47,7 @@ struct View {
     return regs[i * RegsPerRow() + j / vw];
   }
   Xbyak::Address At(int64_t i, int64_t j) const;  // memory view only
-  int64_t Offset(int64_t i, int64_t j) const;      // bytes from base + disp
+  int64_t Offset(int64_t i, int64_t j) const;     // bytes from base + disp
   // Sub-tile starting at (r0, c0) with the given extent. A slice of a packed
   // view starts on a panel boundary or stays within one panel.
   View Slice(int64_t r0, int64_t c0, int64_t nrows, int64_t ncols) const;
@@ -116,6 +116,10 @@ class Emitter : public Xbyak::CodeGenerator {
   void LowerAlloc(const ImplNode& node, std::span<const View> views);
   void LowerBlock(const ImplNode& node, std::span<const View> views);
   void LowerBuffer(const ImplNode& node, std::span<const View> views);
+  // An Alloc's [prologue Move,] body[, epilogue Move], with the operand's view
+  // replaced by `moved` in the body.
+  void LowerAllocChildren(const ImplNode& node, std::span<const View> views,
+                          const View& moved);
 
   Target target_;
   Xbyak::Label mask_table_;

@@ -58,7 +58,8 @@ amarena_status Guard(const char* what, F&& f) {
   try {
     return f();
   } catch (const std::bad_alloc&) {
-    return Fail(AMARENA_RESOURCE_EXHAUSTED, absl::StrCat(what, ": out of memory"));
+    return Fail(AMARENA_RESOURCE_EXHAUSTED,
+                absl::StrCat(what, ": out of memory"));
   } catch (const std::exception& e) {
     return Fail(AMARENA_INTERNAL, absl::StrCat(what, ": ", e.what()));
   } catch (...) {
@@ -133,11 +134,11 @@ amarena_status amarena_kernel_run(const amarena_kernel* k,
                     absl::StrCat("amarena_kernel_run: operand ", i, " (", name,
                                  ") is null"));
       if (p % amarena::SizeOf(s.aux[i].dtype) != 0)
-        return Fail(AMARENA_INVALID_ARGUMENT,
-                    absl::StrCat("amarena_kernel_run: operand ", i, " (", name,
-                                 ") is at 0x", absl::Hex(p), ", must be ",
-                                 amarena::SizeOf(s.aux[i].dtype),
-                                 "-byte aligned"));
+        return Fail(
+            AMARENA_INVALID_ARGUMENT,
+            absl::StrCat("amarena_kernel_run: operand ", i, " (", name,
+                         ") is at 0x", absl::Hex(p), ", must be ",
+                         amarena::SizeOf(s.aux[i].dtype), "-byte aligned"));
     }
     k->kernel->Run(operands);
     return AMARENA_OK;

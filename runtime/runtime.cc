@@ -46,9 +46,8 @@ Runtime::Runtime(absl::StatusOr<Target> target, pthreadpool_t pool)
     : target_(std::move(target)), pool_(pool) {
   if (target_.ok())
     target_->workers =
-        pool == nullptr
-            ? 1
-            : static_cast<int>(pthreadpool_get_threads_count(pool));
+        pool == nullptr ? 1
+                        : static_cast<int>(pthreadpool_get_threads_count(pool));
 }
 
 Runtime::~Runtime() {
@@ -156,9 +155,9 @@ Runtime::Result Runtime::Create(const Spec& bound) {
   auto ms = [](auto d) {
     return std::chrono::duration<double, std::milli>(d).count();
   };
-  return std::make_shared<const Kernel>(
-      bound, *target_, std::move(impl), std::move(code), ms(t1 - t0),
-      ms(t2 - t1), specs_solved, pool_);
+  return std::make_shared<const Kernel>(bound, *target_, std::move(impl),
+                                        std::move(code), ms(t1 - t0),
+                                        ms(t2 - t1), specs_solved, pool_);
 }
 
 }  // namespace amarena

@@ -14,20 +14,20 @@
 #ifndef AMARENA_RUNTIME_RUNTIME_H_
 #define AMARENA_RUNTIME_RUNTIME_H_
 
+#include <pthreadpool.h>
+
 #include <atomic>
 #include <future>
 #include <memory>
 #include <mutex>
 #include <string>
 
-#include <pthreadpool.h>
-
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/impl.h"
-#include "search/search.h"
 #include "core/target.h"
+#include "search/search.h"
 
 namespace amarena {
 

@@ -15,15 +15,14 @@ std::string Describe(const Action& a) {
     case ActionKind::kToAccum:
       return "to-accum";
     case ActionKind::kMove:
-      return absl::StrCat(a.alloc == AllocKind::kView     ? "view "
-                          : a.alloc == AllocKind::kBuffer ? "pack "
-                                                          : "regs ",
-                          a.operand, " ", Name(a.to.level),
-                          a.to.layout == Layout::kColMajor ? " col" : "",
-                          a.to.pack ? absl::StrCat(" p", a.to.pack) : "",
-                          a.to.vector_width
-                              ? absl::StrCat(" v", a.to.vector_width)
-                              : "");
+      return absl::StrCat(
+          a.alloc == AllocKind::kView     ? "view "
+          : a.alloc == AllocKind::kBuffer ? "pack "
+                                          : "regs ",
+          a.operand, " ", Name(a.to.level),
+          a.to.layout == Layout::kColMajor ? " col" : "",
+          a.to.pack ? absl::StrCat(" p", a.to.pack) : "",
+          a.to.vector_width ? absl::StrCat(" v", a.to.vector_width) : "");
     case ActionKind::kSelect:
       return absl::StrCat("select ", Info(a.kernel).name);
   }

@@ -25,12 +25,12 @@ MemoTable::Key MemoTable::KeyOf(const Spec& s) {
   // Dims and batch are below 2^31 (the parser's limit), a vector width below
   // 2^5 and a panel below 2^11, so every field fits.
   static_assert(kMaxPack < (1 << 11));
-  return Key{{static_cast<uint64_t>(s.m) | static_cast<uint64_t>(s.k) << 31 |
-                  static_cast<uint64_t>(s.kind) << 62,
-              static_cast<uint64_t>(s.n) | static_cast<uint64_t>(s.b) << 31 |
-                  static_cast<uint64_t>(s.serial) << 62,
-              PackAux(s.aux[0]) | PackAux(s.aux[1]) << 21 |
-                  PackAux(s.aux[2]) << 42}};
+  return Key{
+      {static_cast<uint64_t>(s.m) | static_cast<uint64_t>(s.k) << 31 |
+           static_cast<uint64_t>(s.kind) << 62,
+       static_cast<uint64_t>(s.n) | static_cast<uint64_t>(s.b) << 31 |
+           static_cast<uint64_t>(s.serial) << 62,
+       PackAux(s.aux[0]) | PackAux(s.aux[1]) << 21 | PackAux(s.aux[2]) << 42}};
 }
 
 MemoTable::Point MemoTable::ToPoint(const Budget& b) {
@@ -56,9 +56,7 @@ const MemoEntry* MemoTable::Find(const Spec& s) const {
 void MemoTable::Insert(const Spec& s, const MemoEntry& e) {
   AMARENA_CHECK(s.budget.has_value());
   Box box{.hi = ToPoint(*s.budget), .entry = e};
-  box.lo = !compress_  ? box.hi
-           : e.feasible ? ToPoint(e.cost.peak)
-                        : Point{};
+  box.lo = !compress_ ? box.hi : e.feasible ? ToPoint(e.cost.peak) : Point{};
   for (int d = 0; d < kDims; ++d) AMARENA_CHECK(box.lo[d] <= box.hi[d]);
   std::vector<Box>& boxes = boxes_[KeyOf(s)];
   // Merge with any box holding the same answer whose union with this one is

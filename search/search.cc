@@ -60,9 +60,10 @@ Budget UsableBudget(const Spec& s, const Target& t) {
   // GPRs: a counted loop runs at least twice, so counted loops over one
   // dimension nest at most ceil(log2 extent) deep; packing B adds its pointer
   // and the loops of its copy.
-  int loops = CeilLog2(s.m) + CeilLog2(s.n) + (s.IsMatmul() ? CeilLog2(s.k) : 0);
-  bool packable = s.IsMatmul() && s.aux[1].pack == 0 &&
-                  IsCache(Level::kL1) && Faster(Level::kL1, s.aux[1].level);
+  int loops =
+      CeilLog2(s.m) + CeilLog2(s.n) + (s.IsMatmul() ? CeilLog2(s.k) : 0);
+  bool packable = s.IsMatmul() && s.aux[1].pack == 0 && IsCache(Level::kL1) &&
+                  Faster(Level::kL1, s.aux[1].level);
   u.gpr = loops + (packable ? 1 + loops : 0);
   // Cache lines: an operand farther out than level X is placed in X at most
   // twice on a path (a view or buffer, and the source view of its copy); each
@@ -103,7 +104,8 @@ MemoEntry Searcher::SolveExact(const Spec& spec) {
   Budget& b = *s.budget;
   b.vrf = std::min(b.vrf, usable.vrf);
   b.gpr = std::min(b.gpr, usable.gpr);
-  for (Level l : kCacheLevels) b.Lines(l) = std::min(b.Lines(l), usable.Lines(l));
+  for (Level l : kCacheLevels)
+    b.Lines(l) = std::min(b.Lines(l), usable.Lines(l));
   if (const MemoEntry* hit = memo_.Find(s)) return *hit;
   // Solve at the most budget the Spec could be given first: its box then
   // answers every budget from its peak up, which is most of the budgets the
@@ -111,11 +113,11 @@ MemoEntry Searcher::SolveExact(const Spec& spec) {
   if (options_.solve_at_top) {
     Spec top = s;
     Budget most = Budget::Max(*s.budget, target_.MaxBudget());
-    top.budget = Budget{std::min(most.vrf, usable.vrf),
-                        std::min(most.gpr, usable.gpr),
-                        std::min(most.l1_lines, usable.l1_lines),
-                        std::min(most.l2_lines, usable.l2_lines),
-                        std::min(most.l3_lines, usable.l3_lines)};
+    top.budget =
+        Budget{std::min(most.vrf, usable.vrf), std::min(most.gpr, usable.gpr),
+               std::min(most.l1_lines, usable.l1_lines),
+               std::min(most.l2_lines, usable.l2_lines),
+               std::min(most.l3_lines, usable.l3_lines)};
     if (top.budget != s.budget) {
       MemoEntry e = SolveExact(top);
       // Its box [peak, top] holds this budget when the peak fits it (and "no
@@ -203,8 +205,8 @@ absl::StatusOr<Candidate> ApplyAction(const Spec& s, const Action& a,
                                       const Target& t) {
   for (Candidate& c : EnumerateCandidates(s, t))
     if (c.action == a) return std::move(c);
-  return absl::NotFoundError(absl::StrCat("action '", Describe(a),
-                                          "' does not apply to ", PrintSpec(s)));
+  return absl::NotFoundError(absl::StrCat(
+      "action '", Describe(a), "' does not apply to ", PrintSpec(s)));
 }
 
 }  // namespace amarena

@@ -42,9 +42,9 @@ struct SearchOptions {
 };
 
 struct SearchStats {
-  int64_t specs_solved = 0;      // distinct Specs whose best Impl was computed
-  int64_t candidates_tried = 0;  // expansions whose children were searched
-  int64_t candidates_pruned = 0; // dropped by the lower bound
+  int64_t specs_solved = 0;       // distinct Specs whose best Impl was computed
+  int64_t candidates_tried = 0;   // expansions whose children were searched
+  int64_t candidates_pruned = 0;  // dropped by the lower bound
   double ms = 0;
 };
 

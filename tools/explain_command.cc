@@ -54,9 +54,10 @@ int ExplainCommand(const std::string& text, bool asm_listing, bool json) {
                    std::string(code.status().message()).c_str());
       return 1;
     }
-    std::printf("%s (%s, %zu bytes):\n%s", (*code)->name().c_str(),
-                std::string(Name(target->isa)).c_str(), (*code)->code_size(),
-                jit::Disassemble((*code)->code(), (*code)->code_size()).c_str());
+    std::printf(
+        "%s (%s, %zu bytes):\n%s", (*code)->name().c_str(),
+        std::string(Name(target->isa)).c_str(), (*code)->code_size(),
+        jit::Disassemble((*code)->code(), (*code)->code_size()).c_str());
   }
   if (json) {
     JsonLine j;

@@ -80,8 +80,8 @@ Candidate MakeLoop(const Spec& s, ActionKind kind, Dim d, int64_t size) {
   loop = LoopInfo{.dim = d, .tile = size, .full_iters = extent / size};
   bool moves_registers = false;
   for (int i = 0; i < s.NumOperands(); ++i)
-    moves_registers |= OperandAxis(s, i, d) != Axis::kNone &&
-                       s.aux[i].level == Level::kVRF;
+    moves_registers |=
+        OperandAxis(s, i, d) != Axis::kNone && s.aux[i].level == Level::kVRF;
   Spec body = s;
   SetExtent(body, d, size);
   if (kind == ActionKind::kParallelTile) {

@@ -14,8 +14,9 @@ namespace amarena {
 Spec WithExtent(Spec s, Dim d, int64_t extent);
 
 // Tile sizes below the extent of `d`: 2^a, plus 3, 6 and 12 along m (so 6 x 16
-// register tiles exist), keeping every register tile whole (a multiple of its vector width)
-// and every packed operand's panels whole (a multiple of its panel width).
+// register tiles exist), keeping every register tile whole (a multiple of its
+// vector width) and every packed operand's panels whole (a multiple of its
+// panel width).
 std::vector<int64_t> TileSizes(const Spec& s, Dim d);
 
 // A Loop candidate over `d` in tiles of `size` (< the extent).

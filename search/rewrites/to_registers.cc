@@ -18,8 +18,8 @@ void ToRegisters(const Spec& s, const Target& t, std::vector<Candidate>& out) {
   TensorSpec op = s.Operand(i);
   if (op.aux.level != Level::kL1 || op.aux.dtype != DType::kF32) return;
   const int exact = op.cols % t.f32_lanes == 0 ? t.f32_lanes
-                    : op.cols % 8 == 0       ? 8
-                                             : 1;
+                    : op.cols % 8 == 0         ? 8
+                                               : 1;
   auto offer = [&](int vw) {
     TensorAux to{op.aux.dtype, Level::kVRF, Layout::kRowMajor,
                  static_cast<uint8_t>(vw)};

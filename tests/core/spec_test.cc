@@ -185,8 +185,8 @@ TEST(CanonicalTest, SingleRunOfAPanelIsPlain) {
 
 TEST(TensorSpecTest, PackedLinesCountWholePanels) {
   auto lines = [](int64_t rows, int64_t cols, Layout layout, uint16_t pack) {
-    TensorSpec t{rows, cols, {.level = Level::kL2, .layout = layout,
-                              .pack = pack}};
+    TensorSpec t{
+        rows, cols, {.level = Level::kL2, .layout = layout, .pack = pack}};
     return t.Lines();
   };
   EXPECT_EQ(lines(256, 32, Layout::kRowMajor, 16), 512);  // 2 panels x 256

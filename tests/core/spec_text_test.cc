@@ -55,10 +55,10 @@ Spec RandomValidSpec(std::mt19937_64& rng) {
   }
   s.serial = pick(0, 1) == 1;
   if (pick(0, 1) == 1) {
-    s.budget = Budget{static_cast<int32_t>(pick(0, 64)),
-                      static_cast<int32_t>(pick(0, 64)),
-                      pick(0, int64_t{1} << 20), pick(0, int64_t{1} << 20),
-                      pick(0, int64_t{1} << 24)};
+    s.budget =
+        Budget{static_cast<int32_t>(pick(0, 64)),
+               static_cast<int32_t>(pick(0, 64)), pick(0, int64_t{1} << 20),
+               pick(0, int64_t{1} << 20), pick(0, int64_t{1} << 24)};
   }
   return Canonical(s);
 }

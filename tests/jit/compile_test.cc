@@ -147,11 +147,12 @@ TEST_P(CompileTest, DotProductShapes) {
 TEST_P(CompileTest, StridedOperandsWithPrimePitches) {
   const Target t = *TargetFor(DetectCpu(), GetParam());
   const int64_t pads[] = {3, 7, 13};
-  for (const Spec& user : {Spec::Matmul(7, 13, 17), Spec::Matmul(37, 19, 41),
-                           Spec::Matmul(64, 64, 64),
-                           Spec::Matmul(13, 29, 31, {.layout = Layout::kColMajor},
-                                        {}, {.layout = Layout::kColMajor},
-                                        /*accum=*/true)}) {
+  for (const Spec& user :
+       {Spec::Matmul(7, 13, 17), Spec::Matmul(37, 19, 41),
+        Spec::Matmul(64, 64, 64),
+        Spec::Matmul(13, 29, 31, {.layout = Layout::kColMajor}, {},
+                     {.layout = Layout::kColMajor},
+                     /*accum=*/true)}) {
     Searcher searcher(t);
     absl::StatusOr<ImplPtr> impl = searcher.Solve(t.Bind(user));
     ASSERT_TRUE(impl.ok()) << impl.status();

@@ -4,7 +4,6 @@
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
-
 #include "core/cost_model.h"
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
@@ -71,7 +70,9 @@ TEST(SearchTest, MoreBudgetNeverCostsMore) {
       {{2, 2, 16, 0, 0}, {4, 2, 16, 0, 0}, {8, 2, 16, 0, 0}, {16, 2, 16, 0, 0}},
       {{8, 0, 16, 0, 0}, {8, 1, 16, 0, 0}, {8, 3, 16, 0, 0}, {8, 10, 16, 0, 0}},
       {{8, 3, 1, 0, 0}, {8, 3, 4, 0, 0}, {8, 3, 64, 0, 0}, {8, 3, 512, 0, 0}},
-      {{8, 3, 64, 0, 0}, {8, 3, 64, 1024, 0}, {8, 3, 64, max.l2_lines, 0},
+      {{8, 3, 64, 0, 0},
+       {8, 3, 64, 1024, 0},
+       {8, 3, 64, max.l2_lines, 0},
        {8, 3, 64, max.l2_lines, max.l3_lines}},
   };
   for (const Spec& base : testing::RandomMatmuls(6, 40, /*seed=*/5)) {
@@ -100,7 +101,8 @@ std::tuple<int, int64_t, int> Size(const Spec& s) {
   int kind = s.kind == Kind::kMatmul ? 2 : s.kind == Kind::kMatmulAccum ? 1 : 0;
   int slowness = 0;
   for (int i = 0; i < s.NumOperands(); ++i)
-    slowness += static_cast<int>(Level::kVRF) - static_cast<int>(s.aux[i].level);
+    slowness +=
+        static_cast<int>(Level::kVRF) - static_cast<int>(s.aux[i].level);
   return {kind, volume, slowness};
 }
 
@@ -193,8 +195,8 @@ class BruteForce {
 
 TEST(SearchTest, DpEqualsBruteForceUpTo8x8x8) {
   const Target t = Tiny();
-  const Budget budgets[] = {t.MaxBudget(), {6, 2, 4, 8, 64}, {3, 0, 2, 8, 16},
-                            {16, 10, 1, 2, 64}};
+  const Budget budgets[] = {
+      t.MaxBudget(), {6, 2, 4, 8, 64}, {3, 0, 2, 8, 16}, {16, 10, 1, 2, 64}};
   BruteForce brute(t);
   Searcher dp(t);
   int feasible = 0;
@@ -223,8 +225,8 @@ TEST(SearchTest, CompressedAndPlainMemoGiveTheSameTrees) {
         "matmul 1x300x17 f32 b=col", "matmul 13x8x200 f32 accum"}) {
     Spec s = t.Bind(*ParseSpec(text));
     Searcher compressed(t);
-    Searcher plain(t, SearchOptions{.compress_memo = false,
-                                    .solve_at_top = false});
+    Searcher plain(
+        t, SearchOptions{.compress_memo = false, .solve_at_top = false});
     auto a = compressed.Solve(s);
     auto b = plain.Solve(s);
     ASSERT_TRUE(a.ok() && b.ok()) << text;
@@ -282,8 +284,8 @@ TEST(SearchTest, PackedBAndBlockingAtL2AndL1For512And1024) {
       todo.pop_back();
       if (n->how.type == NodeType::kAlloc) {
         const AllocInfo& a = n->how.alloc;
-        packed_b |= a.kind == AllocKind::kBuffer && a.operand == 1 &&
-                    a.to.pack != 0;
+        packed_b |=
+            a.kind == AllocKind::kBuffer && a.operand == 1 && a.to.pack != 0;
         l2 |= a.to.level == Level::kL2;
         l1 |= a.to.level == Level::kL1;
       }
