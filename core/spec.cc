@@ -47,6 +47,26 @@ Spec Spec::Move(int64_t m, int64_t n, TensorAux src, TensorAux dst) {
   return Canonical(s);
 }
 
+namespace {
+
+uint64_t PackAux(const TensorAux& a) {
+  return static_cast<uint64_t>(a.dtype) | static_cast<uint64_t>(a.level) << 1 |
+         static_cast<uint64_t>(a.layout) << 4 |
+         static_cast<uint64_t>(a.vector_width) << 5 |
+         static_cast<uint64_t>(a.pack) << 10;
+}
+
+}  // namespace
+
+std::array<uint64_t, 3> PackProblem(const Spec& s) {
+  return {
+      static_cast<uint64_t>(s.m) | static_cast<uint64_t>(s.k) << 31 |
+          static_cast<uint64_t>(s.kind) << 62,
+      static_cast<uint64_t>(s.n) | static_cast<uint64_t>(s.b) << 31 |
+          static_cast<uint64_t>(s.serial) << 62,
+      PackAux(s.aux[0]) | PackAux(s.aux[1]) << 21 | PackAux(s.aux[2]) << 42};
+}
+
 Spec Canonical(Spec s) {
   if (!s.IsMatmul()) s.k = 1;
   for (int i = 0; i < 3; ++i) {

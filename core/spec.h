@@ -117,12 +117,28 @@ struct Spec {
   int64_t Macs() const { return IsMatmul() ? b * m * k * n : 0; }
 
   friend bool operator==(const Spec&, const Spec&) = default;
+  // Hashes the packed words (PackProblem) and the budget: a fraction of the
+  // cost of hashing field by field, and Specs are hashed in every memo and
+  // cache lookup.
   template <typename H>
-  friend H AbslHashValue(H h, const Spec& s) {
-    return H::combine(std::move(h), s.kind, s.b, s.m, s.k, s.n, s.aux, s.serial,
-                      s.budget.has_value(), s.budget.value_or(Budget{}));
-  }
+  friend H AbslHashValue(H h, const Spec& s);
 };
+
+// Everything but the budget, packed into three words (dims and batch are below
+// 2^31, a vector width below 2^5, a panel width below 2^11); equal exactly when
+// the Specs without their budgets are equal.
+std::array<uint64_t, 3> PackProblem(const Spec& s);
+
+template <typename H>
+H AbslHashValue(H h, const Spec& s) {
+  const std::array<uint64_t, 3> p = PackProblem(s);
+  const Budget b = s.budget.value_or(Budget{-1, -1, 0, 0, 0});
+  return H::combine(std::move(h), p[0], p[1], p[2],
+                    static_cast<uint64_t>(static_cast<uint32_t>(b.vrf)) |
+                        static_cast<uint64_t>(static_cast<uint32_t>(b.gpr))
+                            << 32,
+                    b.l1_lines, b.l2_lines, b.l3_lines);
+}
 
 // Canonical form: a 1x1 operand and every VRF operand is row-major and
 // unpacked; only VRF operands carry a vector width; a packed operand that is a

@@ -1,5 +1,6 @@
 #include "runtime/runtime.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
@@ -103,34 +104,80 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
 
 absl::StatusOr<KernelPtr> Runtime::Get(const Spec& spec) {
   if (!target_.ok()) return target_.status();
-  AMARENA_RETURN_IF_ERROR(CheckSupported(spec, *target_));
   Spec bound = target_->Bind(spec);
-  std::string key = absl::StrCat(PrintSpec(bound), "|", target_->Fingerprint(),
-                                 "|g", kGeneratorVersion);
-  std::promise<Result> promise;
+  // A hit: only supported Specs are ever cached, so no check is needed.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(bound);
+    if (it != cache_.end() && it->second.kernel) {
+      ++stats_.hits;
+      if (it->second.lru != lru_.begin())
+        lru_.splice(lru_.begin(), lru_, it->second.lru);
+      return it->second.kernel;
+    }
+  }
+  AMARENA_RETURN_IF_ERROR(CheckSupported(spec, *target_));
+  std::unique_ptr<std::promise<Result>> promise;  // only on a miss
   std::shared_future<Result> future;
   bool creator = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) {
-      future = it->second;
+    auto it = cache_.find(bound);
+    if (it != cache_.end()) {  // ready now, or in flight in another thread
+      ++stats_.hits;
+      if (it->second.lru != lru_.begin())
+        lru_.splice(lru_.begin(), lru_, it->second.lru);
+      if (it->second.kernel) return it->second.kernel;
+      future = it->second.future;
     } else {
-      future = promise.get_future().share();
-      cache_.emplace(key, future);
+      ++stats_.misses;
+      promise = std::make_unique<std::promise<Result>>();
+      future = promise->get_future().share();
+      lru_.push_front(bound);
+      cache_.emplace(bound, Slot{future, nullptr, lru_.begin()});
       creator = true;
+      Evict();
     }
   }
   if (!creator)
     return future.get();  // a hit, or wait for the thread creating it
 
   Result r = Create(bound);
-  promise.set_value(r);
-  if (!r.ok()) {  // do not cache failures: a later request may retry
-    std::lock_guard<std::mutex> lock(mu_);
-    cache_.erase(key);
+  promise->set_value(r);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (r.ok()) {
+    stats_.search_ms += (*r)->synth_ms();
+    stats_.jit_us += (*r)->jit_ms() * 1000;
+    if (auto it = cache_.find(bound); it != cache_.end())
+      it->second.kernel = *r;
+  } else if (auto it = cache_.find(bound); it != cache_.end()) {
+    // Do not cache failures: a later request may retry.
+    lru_.erase(it->second.lru);
+    cache_.erase(it);
   }
   return r;
+}
+
+void Runtime::Evict() {
+  while (cache_.size() > capacity_) {
+    // Waiters on an evicted in-flight kernel hold their own future copy.
+    cache_.erase(lru_.back());
+    lru_.pop_back();
+    ++stats_.evictions;
+  }
+}
+
+void Runtime::SetCacheCapacity(size_t capacity) {
+  std::lock_guard<std::mutex> lock(mu_);
+  capacity_ = std::max<size_t>(capacity, 1);
+  Evict();
+}
+
+CacheStats Runtime::cache_stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  CacheStats s = stats_;
+  s.entries = static_cast<int64_t>(cache_.size());
+  return s;
 }
 
 Runtime::Result Runtime::Create(const Spec& bound) {

@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <future>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -70,6 +71,16 @@ class Kernel {
 };
 using KernelPtr = std::shared_ptr<const Kernel>;
 
+// What a runtime's kernel cache has done (Runtime::cache_stats()).
+struct CacheStats {
+  int64_t hits = 0;    // Get calls answered by a cached (or in-flight) kernel
+  int64_t misses = 0;  // Get calls that searched and compiled
+  int64_t evictions = 0;  // kernels dropped to stay within the capacity
+  int64_t entries = 0;    // kernels cached now
+  double search_ms = 0;   // total search time of the misses
+  double jit_us = 0;      // total JIT time of the misses
+};
+
 class Runtime {
  public:
   // The process-wide runtime for this CPU. Never fails to exist; Get() reports
@@ -89,6 +100,13 @@ class Runtime {
 
   // Times a kernel was searched and compiled (cache misses that did the work).
   int64_t generated() const { return generated_.load(); }
+
+  // The kernel cache is least-recently-used, bounded to `capacity` kernels
+  // (default kDefaultCacheCapacity). Kernels a caller still holds stay valid
+  // after eviction.
+  static constexpr size_t kDefaultCacheCapacity = 1024;
+  void SetCacheCapacity(size_t capacity);
+  CacheStats cache_stats() const;
   const absl::StatusOr<Target>& target() const { return target_; }
 
  private:
@@ -98,8 +116,20 @@ class Runtime {
   absl::StatusOr<Target> target_;
   pthreadpool_t pool_ = nullptr;
   bool owns_pool_ = false;
-  std::mutex mu_;
-  absl::flat_hash_map<std::string, std::shared_future<Result>> cache_;
+  // The cache, keyed by the bound Spec (the target and generator version are
+  // fixed per runtime; they are in the fingerprint for the on-disk store).
+  // Most recently used at the front of lru_.
+  struct Slot {
+    std::shared_future<Result> future;  // for requests while it is created
+    KernelPtr kernel;                   // once it is: the fast path
+    std::list<Spec>::iterator lru;
+  };
+  void Evict();  // mu_ held
+  mutable std::mutex mu_;
+  absl::flat_hash_map<Spec, Slot> cache_;
+  std::list<Spec> lru_;
+  size_t capacity_ = kDefaultCacheCapacity;
+  CacheStats stats_;
   std::atomic<int64_t> generated_{0};
   // One search memo shared by every kernel this runtime creates (shapes of
   // one model share most sub-problems), dropped when it grows past

@@ -8,13 +8,6 @@
 namespace amarena {
 namespace {
 
-uint64_t PackAux(const TensorAux& a) {
-  return static_cast<uint64_t>(a.dtype) | static_cast<uint64_t>(a.level) << 1 |
-         static_cast<uint64_t>(a.layout) << 4 |
-         static_cast<uint64_t>(a.vector_width) << 5 |
-         static_cast<uint64_t>(a.pack) << 10;
-}
-
 int64_t LogCoord(int64_t lines) {
   return lines <= 0 ? 0 : 64 - std::countl_zero(static_cast<uint64_t>(lines));
 }
@@ -22,15 +15,9 @@ int64_t LogCoord(int64_t lines) {
 }  // namespace
 
 MemoTable::Key MemoTable::KeyOf(const Spec& s) {
-  // Dims and batch are below 2^31 (the parser's limit), a vector width below
-  // 2^5 and a panel below 2^11, so every field fits.
   static_assert(kMaxPack < (1 << 11));
-  return Key{
-      {static_cast<uint64_t>(s.m) | static_cast<uint64_t>(s.k) << 31 |
-           static_cast<uint64_t>(s.kind) << 62,
-       static_cast<uint64_t>(s.n) | static_cast<uint64_t>(s.b) << 31 |
-           static_cast<uint64_t>(s.serial) << 62,
-       PackAux(s.aux[0]) | PackAux(s.aux[1]) << 21 | PackAux(s.aux[2]) << 42}};
+  const std::array<uint64_t, 3> p = PackProblem(s);
+  return Key{{p[0], p[1], p[2]}};
 }
 
 MemoTable::Point MemoTable::ToPoint(const Budget& b) {

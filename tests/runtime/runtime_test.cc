@@ -3,6 +3,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/reference.h"
 #include "gtest/gtest.h"
 #include "runtime/host.h"
 
@@ -70,6 +71,44 @@ TEST(RuntimeTest, CpuWithoutAvx2OrFmaIsFailedPrecondition) {
   Runtime rt(t);
   EXPECT_EQ(rt.Get("matmul 4x4x4 f32").status().code(),
             absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace amarena
+
+namespace amarena {
+namespace {
+
+TEST(RuntimeTest, CacheIsLeastRecentlyUsedAndCounts) {
+  Runtime rt(TargetFor(DetectCpu()));
+  rt.SetCacheCapacity(2);
+  auto get = [&](const char* text) {
+    absl::StatusOr<KernelPtr> k = rt.Get(text);
+    EXPECT_TRUE(k.ok()) << k.status();
+    return k.ok() ? *k : nullptr;
+  };
+  KernelPtr a = get("matmul 8x8x8 f32");
+  get("matmul 9x9x9 f32");
+  get("matmul 8x8x8 f32");     // hit: 8^3 is now the most recent
+  get("matmul 10x10x10 f32");  // evicts 9^3
+  get("matmul 8x8x8 f32");     // still cached
+  CacheStats s = rt.cache_stats();
+  EXPECT_EQ(s.hits, 2);
+  EXPECT_EQ(s.misses, 3);
+  EXPECT_EQ(s.evictions, 1);
+  EXPECT_EQ(s.entries, 2);
+  EXPECT_GT(s.search_ms, 0);
+  EXPECT_GT(s.jit_us, 0);
+  get("matmul 9x9x9 f32");  // evicted: generated again
+  EXPECT_EQ(rt.generated(), 4);
+  EXPECT_EQ(rt.cache_stats().evictions, 2);  // the least recent, 10^3
+  // A kernel held by the caller outlives its eviction.
+  rt.SetCacheCapacity(1);
+  Operands ops(a->spec());
+  FillRandom(a->spec(), ops, 1);
+  std::vector<uint8_t> before = ops.Snapshot(2);
+  a->Run(ops.ptrs());
+  EXPECT_TRUE(CheckAgainstReference(a->spec(), ops, before).ok);
 }
 
 }  // namespace
