@@ -103,22 +103,11 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
       k->tasks_.push_back(std::move(task));
     }
     for (int i = 0; i < s.NumOperands(); ++i) {
-      TensorSpec t = s.Operand(i);
-      int64_t es = SizeOf(t.aux.dtype);
-      bool row_major = t.aux.layout == Layout::kRowMajor;
-      int64_t pitch = tile_options.leading[static_cast<size_t>(i)];
-      int64_t row_stride = row_major ? pitch * es : es;
-      int64_t col_stride = row_major ? es : pitch * es;
-      switch (OperandAxis(s, i, loop.dim)) {
-        case Axis::kRows:
-          k->step_[static_cast<size_t>(i)] = loop.tile * row_stride;
-          break;
-        case Axis::kCols:
-          k->step_[static_cast<size_t>(i)] = loop.tile * col_stride;
-          break;
-        case Axis::kNone:
-          break;
-      }
+      Axis axis = OperandAxis(s, i, loop.dim);
+      if (axis == Axis::kNone) continue;
+      jit::View v = jit::MemoryView(
+          s.Operand(i), tile_options.leading[static_cast<size_t>(i)]);
+      k->step_[static_cast<size_t>(i)] = v.Step(axis, loop.tile);
     }
     k->full_tiles_ = loop.full_iters;
     k->num_operands_ = s.NumOperands();

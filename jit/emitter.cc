@@ -58,6 +58,24 @@ int64_t View::Step(Axis axis, int64_t tile) const {
   return tile * (axis == Axis::kRows ? row_stride : col_stride);
 }
 
+View MemoryView(const TensorSpec& t, int64_t pitch) {
+  const int64_t es = SizeOf(t.aux.dtype), p = t.aux.pack;
+  const bool row_major = t.aux.layout == Layout::kRowMajor;
+  if (pitch == 0) pitch = p ? p : t.InnerExtent();
+  View v;
+  v.rows = t.rows;
+  v.cols = t.cols;
+  v.row_stride = row_major ? pitch * es : es;
+  v.col_stride = row_major ? es : pitch * es;
+  if (p) {
+    v.panel_axis = row_major ? Axis::kCols : Axis::kRows;
+    v.panel = p;
+    v.panel_stride = t.OuterExtent() * p * es;
+    if (t.InnerExtent() <= p) v = v.Slice(0, 0, t.rows, t.cols);
+  }
+  return v;
+}
+
 // GPRs the emitter may hand out (rsp excluded; rdi holds the operand array only
 // until the bases are loaded). Callee-saved ones are pushed by the prologue.
 static const int kGprOrder[] = {
@@ -136,17 +154,9 @@ void Emitter::EmitFunction(const ImplNode& root,
   for (int i = 0; i < root.spec.NumOperands(); ++i) {
     TensorSpec t = root.spec.Operand(i);
     AMARENA_CHECK(t.aux.level == Level::kGL);
-    View v;
+    View v = MemoryView(t, leading[static_cast<size_t>(i)]);
     v.base = AllocGpr();
     mov(v.base, ptr[rdi + 8 * i]);
-    int64_t es = SizeOf(t.aux.dtype);
-    v.rows = t.rows;
-    v.cols = t.cols;
-    const bool row_major = t.aux.layout == Layout::kRowMajor;
-    int64_t pitch = leading[static_cast<size_t>(i)];
-    if (pitch == 0) pitch = row_major ? t.cols : t.rows;
-    v.row_stride = row_major ? pitch * es : es;
-    v.col_stride = row_major ? es : pitch * es;
     views.push_back(v);
   }
   Lower(root, views);
@@ -304,34 +314,12 @@ void Emitter::LowerBuffer(const ImplNode& node, std::span<const View> views) {
   const AllocInfo& a = node.how.alloc;
   TensorSpec t = node.spec.Operand(a.operand);
   t.aux = a.to;
-  const int64_t es = SizeOf(t.aux.dtype);
   const int64_t bytes = AlignUp(BufferBytes(t), 64);
-  View buf;
-  buf.rows = t.rows;
-  buf.cols = t.cols;
+  View buf = MemoryView(t);
   buf.base = AllocGpr();
   lea(buf.base, ptr[scratch_ + static_cast<int32_t>(scratch_top_)]);
   scratch_top_ += bytes;
   AMARENA_CHECK(scratch_top_ <= scratch_bytes_);
-  const int64_t p = t.aux.pack;
-  if (t.aux.layout == Layout::kRowMajor) {
-    buf.col_stride = es;
-    buf.row_stride = (p ? p : t.cols) * es;
-    if (p) {
-      buf.panel_axis = Axis::kCols;
-      buf.panel = p;
-      buf.panel_stride = t.rows * p * es;
-    }
-  } else {
-    buf.row_stride = es;
-    buf.col_stride = (p ? p : t.rows) * es;
-    if (p) {
-      buf.panel_axis = Axis::kRows;
-      buf.panel = p;
-      buf.panel_stride = t.cols * p * es;
-    }
-  }
-  if (p && t.InnerExtent() <= p) buf = buf.Slice(0, 0, t.rows, t.cols);
   LowerAllocChildren(node, views, buf);
   scratch_top_ -= bytes;
   FreeGpr(buf.base);

@@ -55,6 +55,12 @@ struct View {
   int64_t Step(Axis axis, int64_t tile) const;
 };
 
+// A memory view of `t` as stored in its own layout, its base register unset:
+// strides in bytes, panels for a packed layout, and `pitch` elements between
+// consecutive rows (row-major) or columns (column-major); 0 = dense. A packed
+// tile of at most one panel gets plain strides.
+View MemoryView(const TensorSpec& t, int64_t pitch = 0);
+
 class Emitter : public Xbyak::CodeGenerator {
  public:
   explicit Emitter(const Target& target);

@@ -8,7 +8,7 @@
 namespace amarena {
 namespace {
 
-int64_t LogCoord(int64_t lines) {
+int32_t LogCoord(int64_t lines) {
   return lines <= 0 ? 0 : 64 - std::countl_zero(static_cast<uint64_t>(lines));
 }
 
@@ -42,10 +42,10 @@ const MemoEntry* MemoTable::Find(const Spec& s) const {
 
 void MemoTable::Insert(const Spec& s, const MemoEntry& e) {
   AMARENA_CHECK(s.budget.has_value());
-  Box box{.hi = ToPoint(*s.budget), .entry = e};
+  Box box{.lo = {}, .hi = ToPoint(*s.budget), .entry = e};
   box.lo = !compress_ ? box.hi : e.feasible ? ToPoint(e.cost.peak) : Point{};
   for (int d = 0; d < kDims; ++d) AMARENA_CHECK(box.lo[d] <= box.hi[d]);
-  std::vector<Box>& boxes = boxes_[KeyOf(s)];
+  Boxes& boxes = boxes_[KeyOf(s)];
   // Merge with any box holding the same answer whose union with this one is
   // a box: equal on every axis but one, and touching or overlapping on it.
   for (bool merged = compress_; merged;) {
@@ -82,14 +82,15 @@ MemoStats MemoTable::Stats() const {
   MemoStats st;
   st.keys = static_cast<int64_t>(boxes_.size());
   st.specs_asked = static_cast<int64_t>(asked_.size());
-  st.bytes = static_cast<int64_t>(boxes_.capacity() *
-                                  (sizeof(Key) + sizeof(std::vector<Box>)));
+  st.bytes =
+      static_cast<int64_t>(boxes_.capacity() * (sizeof(Key) + sizeof(Boxes)));
   for (const auto& [key, boxes] : boxes_) {
     st.boxes += static_cast<int64_t>(boxes.size());
     st.bytes += static_cast<int64_t>(boxes.capacity() * sizeof(Box));
     for (const Box& b : boxes) {
       int64_t volume = 1;
-      for (int d = 0; d < kDims; ++d) volume *= b.hi[d] - b.lo[d] + 1;
+      for (int d = 0; d < kDims; ++d)
+        volume *= static_cast<int64_t>(b.hi[d]) - b.lo[d] + 1;
       st.specs_answered += volume;
     }
   }

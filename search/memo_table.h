@@ -23,6 +23,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "core/impl.h"
 #include "search/action.h"
 
@@ -67,17 +68,20 @@ class MemoTable {
   int64_t ApproxBytes() const {
     return num_boxes_ * static_cast<int64_t>(sizeof(Box)) +
            static_cast<int64_t>(boxes_.size()) *
-               static_cast<int64_t>(sizeof(Key) + sizeof(std::vector<Box>));
+               static_cast<int64_t>(sizeof(Key) + sizeof(Boxes));
   }
 
  private:
   static constexpr int kDims = 5;
-  using Point = std::array<int64_t, kDims>;
+  using Point = std::array<int32_t, kDims>;  // budgets below 2^31
   struct Box {
     Point lo, hi;
     MemoEntry entry;
   };
   static Point ToPoint(const Budget& b);
+  // Most keys hold one box: keep it in the table's slot, saving a pointer
+  // chase on every lookup.
+  using Boxes = absl::InlinedVector<Box, 1>;
 
   // The table key, packed into three words (hashing them is several times
   // cheaper than hashing the Spec field by field).
@@ -93,7 +97,7 @@ class MemoTable {
 
   bool compress_;
   bool count_queries_ = false;
-  absl::flat_hash_map<Key, std::vector<Box>> boxes_;
+  absl::flat_hash_map<Key, Boxes> boxes_;
   absl::flat_hash_set<std::pair<Key, Point>> asked_;
   int64_t num_boxes_ = 0;
 };

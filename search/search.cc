@@ -134,13 +134,13 @@ MemoEntry Searcher::SolveExact(const Spec& spec) {
   // (bound, index): sorting these keeps the candidates themselves in place.
   std::vector<std::pair<int64_t, uint32_t>> ranked;
   ranked.reserve(cands.size());
-  absl::InlinedVector<Cost, 3> costs;
+  // Each candidate's children's lower bounds, kept for the partial sums below.
+  std::vector<absl::InlinedVector<Cost, 3>> bounds(cands.size());
   for (size_t i = 0; i < cands.size(); ++i) {
     const Candidate& c = cands[i];
-    costs.clear();
     for (const Spec& child : c.expansion.children)
-      costs.push_back(Cost{.main = LowerBound(child, target_)});
-    int64_t bound = ComposeCost(s, c.expansion, costs, target_).main;
+      bounds[i].push_back(Cost{.main = LowerBound(child, target_)});
+    int64_t bound = ComposeCost(s, c.expansion, bounds[i], target_).main;
     ranked.emplace_back(bound, static_cast<uint32_t>(i));
   }
   // Index order breaks ties in bound, so this is the stable order.
@@ -157,9 +157,7 @@ MemoEntry Searcher::SolveExact(const Spec& spec) {
     }
     ++stats_.candidates_tried;
     const auto& children = c.expansion.children;
-    costs.clear();
-    for (const Spec& child : children)
-      costs.push_back(Cost{.main = LowerBound(child, target_)});
+    absl::InlinedVector<Cost, 3>& costs = bounds[ranked[r].second];
     bool ok = true;
     for (size_t i = 0; i < children.size() && ok; ++i) {
       MemoEntry ce = SolveExact(children[i]);
