@@ -68,10 +68,10 @@ void CompiledKernel::Run(void* const* operands, pthreadpool_t pool) const {
 }
 
 const void* CompiledKernel::code() const {
-  return tasks_.empty() ? gen_->getCode() : tasks_[0]->code();
+  return tasks_.empty() ? code_.data() : tasks_[0]->code();
 }
 size_t CompiledKernel::code_size() const {
-  return tasks_.empty() ? gen_->getSize() : tasks_[0]->code_size();
+  return tasks_.empty() ? code_.size() : tasks_[0]->code_size();
 }
 
 absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
@@ -114,11 +114,15 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
     k->name_ = std::move(name);
     return k;
   }
+  int64_t scratch_bytes = 0;
   try {
-    k->gen_ = std::make_unique<jit::Emitter>(target);
-    k->gen_->LimitGprs(options.max_gprs);
-    k->gen_->EmitFunction(root, options.leading);
-    k->gen_->readyRE();  // resolve labels, then flip the pages from RW to RX
+    jit::Emitter gen(target);
+    gen.LimitGprs(options.max_gprs);
+    gen.EmitFunction(root, options.leading);
+    gen.ready();  // resolve labels (the buffer stays plain heap memory)
+    AMARENA_ASSIGN_OR_RETURN(
+        k->code_, jit::CodeArena::Global().Publish(gen.getCode(), gen.getSize()));
+    scratch_bytes = gen.scratch_bytes();
   } catch (const Xbyak::Error& e) {
     int code = static_cast<int>(e);
     std::string what =
@@ -128,11 +132,12 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
       return absl::ResourceExhaustedError(what);
     return absl::InternalError(what);
   }
-  k->fn_ = k->gen_->getCode<CompiledKernel::Fn>();
+  k->fn_ = reinterpret_cast<CompiledKernel::Fn>(
+      const_cast<void*>(k->code_.data()));
   k->num_operands_ = root.spec.NumOperands();
-  k->scratch_bytes_ = k->gen_->scratch_bytes();
+  k->scratch_bytes_ = scratch_bytes;
   k->name_ = std::move(name);
-  jit::PublishCode(k->name_, k->gen_->getCode(), k->gen_->getSize());
+  jit::PublishCode(k->name_, k->code_.data(), k->code_.size());
   return k;
 }
 

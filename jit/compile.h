@@ -5,9 +5,10 @@
 //   void* ops[] = {a, b, c};
 //   (**k)(ops);
 //
-// Code is emitted into a growing read-write buffer that is made read+execute
-// once emission ends (never both writable and executable). Xbyak errors stop
-// here and become absl::Status.
+// Code is emitted into a growing heap buffer (never executable), then copied
+// into the process's code arena (jit/code_arena.h), which makes it read+execute
+// (never both writable and executable). Xbyak errors stop here and become
+// absl::Status.
 #ifndef AMARENA_JIT_COMPILE_H_
 #define AMARENA_JIT_COMPILE_H_
 
@@ -21,12 +22,9 @@
 #include "absl/status/statusor.h"
 #include "core/impl.h"
 #include "core/target.h"
+#include "jit/code_arena.h"
 
 namespace amarena {
-
-namespace jit {
-class Emitter;
-}
 
 struct CompileOptions;
 
@@ -53,7 +51,7 @@ class CompiledKernel {
   friend absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
       const ImplNode&, const Target&, std::string, const CompileOptions&);
   CompiledKernel() = default;
-  std::unique_ptr<jit::Emitter> gen_;
+  jit::CodeBlock code_;
   Fn fn_ = nullptr;
   std::string name_;
   int num_operands_ = 0;

@@ -85,8 +85,21 @@ static const int kGprOrder[] = {
     Xbyak::Operand::RBP, Xbyak::Operand::R12, Xbyak::Operand::R13,
     Xbyak::Operand::R14, Xbyak::Operand::R15};
 
+namespace {
+
+// Plain heap memory for code being emitted: it is copied into the code arena
+// when done, so it is never made executable (Xbyak's own allocator would
+// flip it to read-write-execute).
+struct HeapAllocator : Xbyak::Allocator {
+  bool useProtect() const override { return false; }
+};
+HeapAllocator heap_allocator;
+
+}  // namespace
+
 Emitter::Emitter(const Target& target)
-    : Xbyak::CodeGenerator(4096, Xbyak::AutoGrow), target_(target) {
+    : Xbyak::CodeGenerator(4096, Xbyak::AutoGrow, &heap_allocator),
+      target_(target) {
   for (int r = target_.vector_registers - 1; r >= 0; --r)
     free_vregs_.push_back(r);
   for (int i = static_cast<int>(std::size(kGprOrder)) - 1; i >= 0; --i)

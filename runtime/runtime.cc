@@ -2,19 +2,38 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "core/spec_text.h"
 #include "core/status_macros.h"
 #include "jit/compile.h"
 #include "runtime/host.h"
+#include "runtime/search_db.h"
+#include "search/greedy.h"
+#include "search/replay.h"
 #include "search/search.h"
 
 namespace amarena {
 
+absl::string_view Name(KernelSource s) {
+  switch (s) {
+    case KernelSource::kSearch:
+      return "search";
+    case KernelSource::kDatabase:
+      return "database";
+    case KernelSource::kProvisional:
+      return "provisional";
+  }
+  return "?";
+}
+
 Kernel::Kernel(Spec spec, Target target, ImplPtr impl,
                std::unique_ptr<CompiledKernel> code, double synth_ms,
-               double jit_ms, int64_t specs_solved, pthreadpool_t pool)
+               double jit_ms, int64_t specs_solved, KernelSource source,
+               pthreadpool_t pool)
     : spec_(std::move(spec)),
       target_(target),
       impl_(std::move(impl)),
@@ -22,6 +41,7 @@ Kernel::Kernel(Spec spec, Target target, ImplPtr impl,
       synth_ms_(synth_ms),
       jit_ms_(jit_ms),
       specs_solved_(specs_solved),
+      source_(source),
       pool_(pool) {}
 
 Kernel::~Kernel() = default;
@@ -31,33 +51,93 @@ const std::string& Kernel::name() const { return code_->name(); }
 size_t Kernel::code_size() const { return code_->code_size(); }
 
 Runtime& Runtime::Default() {
-  static Runtime* rt = new Runtime(HostTarget());
+  static Runtime* rt = [] {
+    auto* r = new Runtime(HostTarget());
+    // Never destroyed (kernels may be used until exit), but its background
+    // searches must stop before static destruction.
+    std::atexit([] { Default().StopBackground(); });
+    return r;
+  }();
   return *rt;
 }
 
-Runtime::Runtime(absl::StatusOr<Target> target) : target_(std::move(target)) {
+namespace {
+
+bool VerboseFromEnv() {
+  const char* v = std::getenv("AMARENA_VERBOSE");
+  return v != nullptr && *v != '\0' && absl::string_view(v) != "0";
+}
+
+}  // namespace
+
+Runtime::Runtime(absl::StatusOr<Target> target, RuntimeOptions options)
+    : target_(std::move(target)),
+      capacity_(std::max<size_t>(options.cache_capacity, 1)),
+      options_(std::move(options)),
+      verbose_(options_.verbose.value_or(VerboseFromEnv())) {
   if (target_.ok() && target_->workers > 1) {
     pool_ = pthreadpool_create(static_cast<size_t>(target_->workers));
     owns_pool_ = pool_ != nullptr;
     if (pool_ == nullptr) target_->workers = 1;  // no threads: run serially
   }
+  // Opening the database costs a first request about 0.1-0.2 ms (WAL
+  // recovery); pay it here, at load time, rather than on the first kernel.
+  if (target_.ok()) db();
 }
 
-Runtime::Runtime(absl::StatusOr<Target> target, pthreadpool_t pool)
-    : target_(std::move(target)), pool_(pool) {
+Runtime::Runtime(absl::StatusOr<Target> target, pthreadpool_t pool,
+                 RuntimeOptions options)
+    : target_(std::move(target)),
+      pool_(pool),
+      capacity_(std::max<size_t>(options.cache_capacity, 1)),
+      options_(std::move(options)),
+      verbose_(options_.verbose.value_or(VerboseFromEnv())) {
   if (target_.ok())
     target_->workers =
         pool == nullptr ? 1
                         : static_cast<int>(pthreadpool_get_threads_count(pool));
+  if (target_.ok()) db();
 }
 
 Runtime::~Runtime() {
+  StopBackground();
   if (owns_pool_) pthreadpool_destroy(pool_);
 }
 
-absl::StatusOr<KernelPtr> Runtime::Get(absl::string_view spec_text) {
+void Runtime::StopBackground() {
+  stopping_ = true;
+  std::vector<BackgroundThread> threads;
+  {
+    std::lock_guard<std::mutex> lock(bg_mu_);
+    threads.swap(background_);
+  }
+  for (BackgroundThread& b : threads) b.thread.join();
+}
+
+SearchDb* Runtime::db() {
+  std::call_once(db_once_, [&] {
+    std::string path =
+        options_.db.empty() ? DefaultDbPath()
+        : options_.db == "off" ? std::string()
+                               : options_.db;
+    if (path.empty()) return;
+    absl::StatusOr<std::unique_ptr<SearchDb>> db = SearchDb::Open(path);
+    if (db.ok()) {
+      db_ = std::move(*db);
+    } else {
+      std::fprintf(stderr,
+                   "amarena: warning: %s; kernels will be searched, not "
+                   "stored\n",
+                   std::string(db.status().message()).c_str());
+    }
+  });
+  return db_.get();
+}
+
+absl::StatusOr<KernelPtr> Runtime::Get(absl::string_view spec_text,
+                                       const GetOptions& options) {
   AMARENA_ASSIGN_OR_RETURN(Spec s, ParseSpec(spec_text));
-  return Get(s);
+  return Get(s, options);
 }
 
 namespace {
@@ -102,7 +182,8 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
 
 }  // namespace
 
-absl::StatusOr<KernelPtr> Runtime::Get(const Spec& spec) {
+absl::StatusOr<KernelPtr> Runtime::Get(const Spec& spec,
+                                       const GetOptions& options) {
   if (!target_.ok()) return target_.status();
   Spec bound = target_->Bind(spec);
   // A hit: only supported Specs are ever cached, so no check is needed.
@@ -134,7 +215,7 @@ absl::StatusOr<KernelPtr> Runtime::Get(const Spec& spec) {
       promise = std::make_unique<std::promise<Result>>();
       future = promise->get_future().share();
       lru_.push_front(bound);
-      cache_.emplace(bound, Slot{future, nullptr, lru_.begin()});
+      cache_.emplace(bound, Slot{future, nullptr, lru_.begin(), nullptr});
       creator = true;
       Evict();
     }
@@ -142,14 +223,16 @@ absl::StatusOr<KernelPtr> Runtime::Get(const Spec& spec) {
   if (!creator)
     return future.get();  // a hit, or wait for the thread creating it
 
-  Result r = Create(bound);
+  Result r = Create(bound, options);
   promise->set_value(r);
   std::lock_guard<std::mutex> lock(mu_);
   if (r.ok()) {
     stats_.search_ms += (*r)->synth_ms();
     stats_.jit_us += (*r)->jit_ms() * 1000;
+    stats_.from_database += (*r)->source() == KernelSource::kDatabase;
+    stats_.provisional += (*r)->source() == KernelSource::kProvisional;
     if (auto it = cache_.find(bound); it != cache_.end())
-      it->second.kernel = *r;
+      it->second.kernel = it->second.upgrade ? it->second.upgrade : *r;
   } else if (auto it = cache_.find(bound); it != cache_.end()) {
     // Do not cache failures: a later request may retry.
     lru_.erase(it->second.lru);
@@ -180,31 +263,144 @@ CacheStats Runtime::cache_stats() const {
   return s;
 }
 
-Runtime::Result Runtime::Create(const Spec& bound) {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double Ms(Clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+}  // namespace
+
+Runtime::Result Runtime::Create(const Spec& bound, const GetOptions& options) {
   ++generated_;
-  using Clock = std::chrono::steady_clock;
   auto t0 = Clock::now();
-  absl::StatusOr<ImplPtr> solved;
-  int64_t specs_solved = 0;
+  // What an earlier search (in any process) found, if it still replays to
+  // the cost it was stored with.
+  if (SearchDb* store = db()) {
+    Spec clamped = ClampBudget(bound, *target_);
+    if (std::optional<SearchDb::Found> f = store->Find(*target_, clamped)) {
+      absl::StatusOr<ImplPtr> tree = Replay(bound, f->decisions, *target_);
+      if (tree.ok() && (*tree)->cost.main == f->cost)
+        return Finish(bound, *std::move(tree), Ms(Clock::now() - t0), 0,
+                      KernelSource::kDatabase);
+      if (verbose_)
+        std::fprintf(stderr,
+                     "amarena: stored result for %s does not replay (%s); "
+                     "searching again\n",
+                     PrintSpec(bound).c_str(),
+                     tree.ok() ? "its cost differs"
+                               : std::string(tree.status().message()).c_str());
+    }
+  }
+  if (!options.deadline) {
+    int64_t solved = 0;
+    AMARENA_ASSIGN_OR_RETURN(ImplPtr impl, SearchExact(bound, solved));
+    return Finish(bound, std::move(impl), Ms(Clock::now() - t0), solved,
+                  KernelSource::kSearch);
+  }
+  // A deadline: the exact search runs on a thread of its own; if it is not
+  // done in time, a quick search answers now and the exact one carries on.
+  auto task = std::make_shared<std::packaged_task<Result()>>([this, bound]()
+                                                                 -> Result {
+    auto start = Clock::now();
+    int64_t solved = 0;
+    AMARENA_ASSIGN_OR_RETURN(ImplPtr impl, SearchExact(bound, solved));
+    return Finish(bound, std::move(impl), Ms(Clock::now() - start), solved,
+                  KernelSource::kSearch);
+  });
+  std::future<Result> exact = task->get_future();
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  std::thread thread([this, task, done, bound] {
+    (*task)();
+    done->store(true);
+  });
+  {
+    std::lock_guard<std::mutex> lock(bg_mu_);
+    // Join the threads that have finished since the last deadline miss.
+    std::erase_if(background_, [](BackgroundThread& b) {
+      if (!b.done->load()) return false;
+      b.thread.join();
+      return true;
+    });
+    background_.push_back(BackgroundThread{std::move(thread), done});
+  }
+  if (exact.wait_until(*options.deadline) == std::future_status::ready)
+    return exact.get();
+  // The exact search's kernel replaces the provisional one when it is ready
+  // (by a watcher, since `exact` can only be waited for once).
+  auto watcher = [this, bound, e = std::make_shared<std::future<Result>>(
+                                   std::move(exact))] {
+    Result r = e->get();
+    if (!r.ok()) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(bound);
+    if (it == cache_.end()) return;
+    if (it->second.kernel) {
+      it->second.kernel = *r;
+    } else {
+      it->second.upgrade = *r;  // the provisional kernel is not stored yet
+    }
+  };
+  auto watcher_done = std::make_shared<std::atomic<bool>>(false);
+  {
+    std::lock_guard<std::mutex> lock(bg_mu_);
+    background_.push_back(BackgroundThread{
+        std::thread([watcher, watcher_done] {
+          watcher();
+          watcher_done->store(true);
+        }),
+        watcher_done});
+  }
+  absl::StatusOr<ImplPtr> quick = SolveGreedy(bound, *target_);
+  AMARENA_RETURN_IF_ERROR(quick.status());
+  return Finish(bound, *std::move(quick), Ms(Clock::now() - t0), 0,
+                KernelSource::kProvisional);
+}
+
+absl::StatusOr<ImplPtr> Runtime::SearchExact(const Spec& bound,
+                                             int64_t& solved) {
+  absl::StatusOr<ImplPtr> impl;
   {
     std::lock_guard<std::mutex> lock(search_mu_);
     if (!searcher_ || searcher_->memo_bytes() > kSearchMemoBytes)
-      searcher_ = std::make_unique<Searcher>(*target_);
+      searcher_ = std::make_unique<Searcher>(
+          *target_, SearchOptions{.cancel = &stopping_});
     int64_t before = searcher_->stats().specs_solved;
-    solved = searcher_->Solve(bound);
-    specs_solved = searcher_->stats().specs_solved - before;
+    impl = searcher_->Solve(bound);
+    solved = searcher_->stats().specs_solved - before;
+    if (stopping_) searcher_.reset();  // its memo is no longer exact
   }
-  AMARENA_ASSIGN_OR_RETURN(ImplPtr impl, std::move(solved));
-  auto t1 = Clock::now();
+  if (impl.ok() && db() != nullptr) {
+    absl::Status stored = db()->Store(*target_, **impl);
+    if (!stored.ok() && verbose_)
+      std::fprintf(stderr, "amarena: warning: %s\n",
+                   std::string(stored.message()).c_str());
+  }
+  return impl;
+}
+
+Runtime::Result Runtime::Finish(const Spec& bound, ImplPtr impl,
+                                double synth_ms, int64_t solved,
+                                KernelSource source) {
+  auto t0 = Clock::now();
   AMARENA_ASSIGN_OR_RETURN(std::unique_ptr<CompiledKernel> code,
                            Compile(*impl, *target_, KernelName(bound)));
-  auto t2 = Clock::now();
-  auto ms = [](auto d) {
-    return std::chrono::duration<double, std::milli>(d).count();
-  };
-  return std::make_shared<const Kernel>(bound, *target_, std::move(impl),
-                                        std::move(code), ms(t1 - t0),
-                                        ms(t2 - t1), specs_solved, pool_);
+  auto k = std::make_shared<const Kernel>(bound, *target_, std::move(impl),
+                                          std::move(code), synth_ms,
+                                          Ms(Clock::now() - t0), solved,
+                                          source, pool_);
+  if (verbose_) Log(*k);
+  return k;
+}
+
+void Runtime::Log(const Kernel& k) const {
+  std::fprintf(stderr,
+               "amarena: kernel %s isa=%s threads=%d search_ms=%.3f "
+               "jit_us=%.0f source=%s\n",
+               PrintSpec(k.spec()).c_str(), std::string(Name(k.isa())).c_str(),
+               k.threads(), k.synth_ms(), k.jit_ms() * 1000,
+               std::string(Name(k.source())).c_str());
 }
 
 }  // namespace amarena

@@ -6,22 +6,29 @@
 //   void* ops[] = {a, b, c};  // C = A . B, row-major
 //   (*k)->Run(ops);
 //
-// Kernels are cached by canonical Spec + target fingerprint (ISA, threads,
-// registers, caches, cost model) + generator version; concurrent requests for
-// a new key search and compile it once. Thread-safe. With more than one
-// worker (AMARENA_NUM_THREADS, or an engine's own pthreadpool), the search may
-// choose one parallel loop at the root, which Run hands to the pool.
+// Kernels are cached in memory by canonical Spec (the runtime's target and
+// the generator version are fixed per runtime); concurrent requests for a new
+// key search and compile it once. On a miss the runtime looks in the on-disk
+// search database (runtime/search_db.h) before it searches, and stores what
+// it searched, so a Spec searched by any process on the machine is a lookup
+// plus a JIT afterwards. Thread-safe. With more than one worker
+// (AMARENA_NUM_THREADS, or an engine's own pthreadpool), the search may choose
+// one parallel loop at the root, which Run hands to the pool.
 #ifndef AMARENA_RUNTIME_RUNTIME_H_
 #define AMARENA_RUNTIME_RUNTIME_H_
 
 #include <pthreadpool.h>
 
 #include <atomic>
+#include <chrono>
 #include <future>
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
@@ -32,15 +39,23 @@
 
 namespace amarena {
 
-inline constexpr int kGeneratorVersion = 1;
-
 class CompiledKernel;
+class SearchDb;
+
+// Where a kernel's tree came from.
+enum class KernelSource : uint8_t {
+  kSearch,       // the exact search, in this process
+  kDatabase,     // the search database (searched earlier, replayed and checked)
+  kProvisional,  // a quick search, because the request's deadline came first
+};
+absl::string_view Name(KernelSource s);
 
 class Kernel {
  public:
   Kernel(Spec spec, Target target, ImplPtr impl,
          std::unique_ptr<CompiledKernel> code, double synth_ms, double jit_ms,
-         int64_t specs_solved, pthreadpool_t pool = nullptr);
+         int64_t specs_solved, KernelSource source,
+         pthreadpool_t pool = nullptr);
   ~Kernel();
 
   // operands[i] points at operand i (matmul: A, B, C), dense, in the Spec's
@@ -56,9 +71,12 @@ class Kernel {
   const std::string& name() const;
   const ImplNode& impl() const { return *impl_; }
   size_t code_size() const;
+  // Time to find the tree (search, or database lookup and replay) and to
+  // JIT it.
   double synth_ms() const { return synth_ms_; }
   double jit_ms() const { return jit_ms_; }
   int64_t specs_solved() const { return specs_solved_; }
+  KernelSource source() const { return source_; }
 
  private:
   Spec spec_;
@@ -67,6 +85,7 @@ class Kernel {
   std::unique_ptr<CompiledKernel> code_;
   double synth_ms_, jit_ms_;
   int64_t specs_solved_;
+  KernelSource source_;
   pthreadpool_t pool_;
 };
 using KernelPtr = std::shared_ptr<const Kernel>;
@@ -77,8 +96,30 @@ struct CacheStats {
   int64_t misses = 0;  // Get calls that searched and compiled
   int64_t evictions = 0;  // kernels dropped to stay within the capacity
   int64_t entries = 0;    // kernels cached now
-  double search_ms = 0;   // total search time of the misses
-  double jit_us = 0;      // total JIT time of the misses
+  int64_t from_database = 0;  // misses answered by the search database
+  int64_t provisional = 0;    // misses answered quickly for a deadline
+  double search_ms = 0;  // total time the misses spent finding their trees
+  double jit_us = 0;     // total JIT time of the misses
+};
+
+struct RuntimeOptions {
+  // The search database: a file path, "off" for none, or "" for the default
+  // (DefaultDbPath(): AMARENA_DB, else the XDG cache directory).
+  std::string db;
+  size_t cache_capacity = 1024;
+  // One line on stderr per kernel created (Spec, ISA, search ms, JIT us,
+  // source). Unset: on when AMARENA_VERBOSE is set and not "0".
+  std::optional<bool> verbose;
+};
+
+struct GetOptions {
+  // When set, a miss that the database cannot answer gets the exact search's
+  // kernel only if it finishes by then; otherwise a quick search's valid (but
+  // usually slower) kernel, KernelSource::kProvisional. The exact search goes
+  // on in the background; when it ends its result is stored in the database
+  // and replaces the provisional kernel in the cache (kernels already handed
+  // out stay valid).
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 class Runtime {
@@ -89,14 +130,22 @@ class Runtime {
 
   // A runtime for an explicit target (tests, tools).
   // Uses `target.workers` threads: a pool of its own when more than one.
-  explicit Runtime(absl::StatusOr<Target> target);
+  explicit Runtime(absl::StatusOr<Target> target, RuntimeOptions options = {});
   // Runs parallel loops on the engine's `pool` (not owned; must outlive the
   // runtime); the target's workers become the pool's thread count.
-  Runtime(absl::StatusOr<Target> target, pthreadpool_t pool);
+  Runtime(absl::StatusOr<Target> target, pthreadpool_t pool,
+          RuntimeOptions options = {});
+  // Waits for background searches (deadline misses) to stop.
   ~Runtime();
 
-  absl::StatusOr<KernelPtr> Get(absl::string_view spec_text);
-  absl::StatusOr<KernelPtr> Get(const Spec& spec);
+  absl::StatusOr<KernelPtr> Get(absl::string_view spec_text,
+                                const GetOptions& options = {});
+  absl::StatusOr<KernelPtr> Get(const Spec& spec,
+                                const GetOptions& options = {});
+
+  // The search database in use (nullptr: none, or it could not be opened).
+  // Opened when the runtime is made.
+  SearchDb* db();
 
   // Times a kernel was searched and compiled (cache misses that did the work).
   int64_t generated() const { return generated_.load(); }
@@ -104,14 +153,21 @@ class Runtime {
   // The kernel cache is least-recently-used, bounded to `capacity` kernels
   // (default kDefaultCacheCapacity). Kernels a caller still holds stay valid
   // after eviction.
-  static constexpr size_t kDefaultCacheCapacity = 1024;
+  static constexpr size_t kDefaultCacheCapacity = 1024;  // RuntimeOptions
   void SetCacheCapacity(size_t capacity);
   CacheStats cache_stats() const;
   const absl::StatusOr<Target>& target() const { return target_; }
 
  private:
   using Result = absl::StatusOr<KernelPtr>;
-  Result Create(const Spec& bound);
+  Result Create(const Spec& bound, const GetOptions& options);
+  // The exact search; stores its result in the database.
+  absl::StatusOr<ImplPtr> SearchExact(const Spec& bound, int64_t& solved);
+  Result Finish(const Spec& bound, ImplPtr impl, double synth_ms,
+                int64_t solved, KernelSource source);
+  // Stops background searches (deadline misses) and joins their threads.
+  void StopBackground();
+  void Log(const Kernel& k) const;
 
   absl::StatusOr<Target> target_;
   pthreadpool_t pool_ = nullptr;
@@ -123,6 +179,7 @@ class Runtime {
     std::shared_future<Result> future;  // for requests while it is created
     KernelPtr kernel;                   // once it is: the fast path
     std::list<Spec>::iterator lru;
+    KernelPtr upgrade;  // an exact kernel that beat its provisional one here
   };
   void Evict();  // mu_ held
   mutable std::mutex mu_;
@@ -137,6 +194,19 @@ class Runtime {
   static constexpr int64_t kSearchMemoBytes = int64_t{256} << 20;
   std::mutex search_mu_;
   std::unique_ptr<Searcher> searcher_;
+  std::atomic<bool> stopping_{false};  // cancels searches (destruction)
+
+  RuntimeOptions options_;
+  bool verbose_ = false;
+  std::once_flag db_once_;
+  std::unique_ptr<SearchDb> db_;
+
+  struct BackgroundThread {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::mutex bg_mu_;
+  std::vector<BackgroundThread> background_;
 };
 
 }  // namespace amarena

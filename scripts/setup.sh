@@ -14,6 +14,7 @@ packages=(
   libcli11-dev          # command-line parsing for tools/amarena
   libzydis-dev          # disassembler for `amarena explain --asm`
   libpthreadpool-dev    # thread pool that runs parallel loops
+  libsqlite3-dev        # the on-disk search database (runtime/search_db.cc)
   valgrind              # tests: generated code stays inside its operands
 )
 

@@ -9,6 +9,9 @@
 
 #include <string>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
 #include "core/impl.h"
 
 namespace amarena {
@@ -36,7 +39,14 @@ struct Action {
   friend auto operator<=>(const Action&, const Action&) = default;
 };
 
+// The action's descriptor: "tile m 8", "parallel tile n 512", "split k 64",
+// "to-accum", "view 0 l2", "pack 1 l3 p32", "regs 2 vrf v16",
+// "select broadcast_fma". ParseAction(Describe(a)) == a for every action.
 std::string Describe(const Action& a);
+absl::StatusOr<Action> ParseAction(absl::string_view descriptor);
+
+// The action that produced an expansion (what the search stored for it).
+Action ActionOf(const Expansion& e);
 
 struct Candidate {
   Action action;

@@ -22,6 +22,9 @@ absl::StatusOr<ImplPtr> Searcher::Solve(const Spec& root) {
   stats_.ms += std::chrono::duration<double, std::milli>(
                    std::chrono::steady_clock::now() - start)
                    .count();
+  if (options_.cancel && options_.cancel->load(std::memory_order_relaxed))
+    return absl::CancelledError(
+        absl::StrCat("search for ", PrintSpec(root), " was cancelled"));
   if (!e.feasible)
     return absl::NotFoundError(absl::StrCat(
         "cannot implement ", PrintSpec(root), ": no tree fits the budget"));
@@ -82,10 +85,21 @@ Budget UsableBudget(const Spec& s, const Target& t) {
   return u;
 }
 
+Spec ClampBudget(const Spec& s, const Budget& usable) {
+  Spec c = s;
+  Budget& b = *c.budget;
+  b.vrf = std::min(b.vrf, usable.vrf);
+  b.gpr = std::min(b.gpr, usable.gpr);
+  for (Level l : kCacheLevels)
+    b.Lines(l) = std::min(b.Lines(l), usable.Lines(l));
+  return c;
+}
+
 // Budgets no tree can fit, known without search: an operand farther out than
 // L1 must be brought into L1 (a view or buffer of at least one line), and
 // every matmul kernel takes at least two scratch vector registers.
 bool ObviouslyInfeasible(const Spec& s) {
+  AMARENA_CHECK(s.budget.has_value());
   const Budget& b = *s.budget;
   if (s.IsMatmul() && b.vrf < 2) return true;
   if (b.l1_lines == 0)
@@ -95,17 +109,14 @@ bool ObviouslyInfeasible(const Spec& s) {
 }
 
 MemoEntry Searcher::SolveExact(const Spec& spec) {
+  if (options_.cancel && options_.cancel->load(std::memory_order_relaxed))
+    return MemoEntry{};
   memo_.NoteAsked(spec);
   if (ObviouslyInfeasible(spec)) return MemoEntry{};
   // Budget beyond what any tree could use is the same problem: clamp it, so
   // one entry answers them all.
-  Spec s = spec;
-  const Budget usable = UsableBudget(s, target_);
-  Budget& b = *s.budget;
-  b.vrf = std::min(b.vrf, usable.vrf);
-  b.gpr = std::min(b.gpr, usable.gpr);
-  for (Level l : kCacheLevels)
-    b.Lines(l) = std::min(b.Lines(l), usable.Lines(l));
+  const Budget usable = UsableBudget(spec, target_);
+  Spec s = ClampBudget(spec, usable);
   if (const MemoEntry* hit = memo_.Find(s)) return *hit;
   // Solve at the most budget the Spec could be given first: its box then
   // answers every budget from its peak up, which is most of the budgets the
@@ -201,7 +212,28 @@ ImplPtr Searcher::Build(const Spec& s) {
 
 absl::StatusOr<Candidate> ApplyAction(const Spec& s, const Action& a,
                                       const Target& t) {
-  for (Candidate& c : EnumerateCandidates(s, t))
+  // Only the rewrites that can produce this kind of action.
+  auto produces = [&](absl::string_view rewrite) {
+    switch (a.kind) {
+      case ActionKind::kSelect:
+        return rewrite == "select";
+      case ActionKind::kMove:
+        return rewrite == "to-registers" || rewrite == "view" ||
+               rewrite == "pack";
+      case ActionKind::kToAccum:
+        return rewrite == "to-accum";
+      case ActionKind::kTile:
+      case ActionKind::kParallelTile:
+        return rewrite == "tile";
+      case ActionKind::kSplit:
+        return rewrite == "split";
+    }
+    return false;
+  };
+  std::vector<Candidate> cands;
+  for (const Rewrite& r : Rewrites())
+    if (produces(r.name)) r.enumerate(s, t, cands);
+  for (Candidate& c : cands)
     if (c.action == a) return std::move(c);
   return absl::NotFoundError(absl::StrCat(
       "action '", Describe(a), "' does not apply to ", PrintSpec(s)));

@@ -21,6 +21,7 @@
 #ifndef AMARENA_SEARCH_SEARCH_H_
 #define AMARENA_SEARCH_SEARCH_H_
 
+#include <atomic>
 #include <optional>
 
 #include "absl/status/statusor.h"
@@ -39,6 +40,9 @@ struct SearchOptions {
   bool solve_at_top = true;
   // Count the distinct Specs looked up (MemoStats::specs_asked).
   bool count_queries = false;
+  // When it becomes true, the search stops: Solve returns Cancelled, and the
+  // memo holds wrong answers from then on (discard the Searcher).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct SearchStats {
@@ -82,6 +86,16 @@ class Searcher {
 // The most of each budget any tree for `s` could use (a sound over-estimate):
 // the search clamps budgets to it, since budget beyond it changes nothing.
 Budget UsableBudget(const Spec& s, const Target& t);
+
+// `s` (bound) with its budget clamped to `usable` (UsableBudget(s, t)): the
+// form the search memoises, and the coordinates a stored result is found by.
+Spec ClampBudget(const Spec& s, const Budget& usable);
+inline Spec ClampBudget(const Spec& s, const Target& t) {
+  return ClampBudget(s, UsableBudget(s, t));
+}
+
+// Whether no tree can fit `s`'s budget, known without search (s is bound).
+bool ObviouslyInfeasible(const Spec& s);
 
 // The candidate a stored action stands for, re-derived from the Spec (actions
 // are descriptors; NotFound if the rewrites no longer offer it).

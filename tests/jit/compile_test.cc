@@ -195,9 +195,11 @@ TEST_P(CompileTest, StridedOperandsWithPrimePitches) {
     for (int i = 0; i < 3; ++i) {
       TensorSpec op = user.Operand(i);
       const int64_t in = op.aux.layout == Layout::kRowMajor ? op.cols : op.rows;
-      for (size_t q = 0; q < padded[i].size(); ++q)
-        if (static_cast<int64_t>(q) % (in + pads[i]) >= in)
+      for (size_t q = 0; q < padded[i].size(); ++q) {
+        if (static_cast<int64_t>(q) % (in + pads[i]) >= in) {
           ASSERT_EQ(padded[i][q], -7.0f) << "operand " << i << " padding";
+        }
+      }
     }
   }
 }

@@ -12,6 +12,23 @@
 
 namespace amarena::testing {
 
+// Runs `k` (a kernel for `s`) on random inputs against the reference.
+inline ::testing::AssertionResult KernelMatchesReference(const KernelPtr& k,
+                                                         const Spec& s,
+                                                         uint64_t seed = 1) {
+  Operands ops(s);
+  FillRandom(s, ops, seed);
+  std::vector<uint8_t> before = ops.Snapshot(s.OutputIndex());
+  k->Run(ops.ptrs());
+  Verdict v = CheckAgainstReference(s, ops, before);
+  if (!v.ok)
+    return ::testing::AssertionFailure()
+           << PrintSpec(s) << ": max relative error " << v.max_rel_err << " > "
+           << v.tolerance << "\n"
+           << PrintImpl(k->impl());
+  return ::testing::AssertionSuccess();
+}
+
 inline ::testing::AssertionResult KernelMatchesReference(Runtime& rt,
                                                          const Spec& s,
                                                          uint64_t seed = 1) {
@@ -19,17 +36,7 @@ inline ::testing::AssertionResult KernelMatchesReference(Runtime& rt,
   if (!k.ok())
     return ::testing::AssertionFailure()
            << PrintSpec(s) << ": " << k.status().message();
-  Operands ops(s);
-  FillRandom(s, ops, seed);
-  std::vector<uint8_t> before = ops.Snapshot(s.OutputIndex());
-  (*k)->Run(ops.ptrs());
-  Verdict v = CheckAgainstReference(s, ops, before);
-  if (!v.ok)
-    return ::testing::AssertionFailure()
-           << PrintSpec(s) << ": max relative error " << v.max_rel_err << " > "
-           << v.tolerance << "\n"
-           << PrintImpl((*k)->impl());
-  return ::testing::AssertionSuccess();
+  return KernelMatchesReference(*k, s, seed);
 }
 
 }  // namespace amarena::testing

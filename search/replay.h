@@ -1,0 +1,35 @@
+// Stored decisions back into a tree: how a search result read from disk (or
+// from anywhere untrusted) becomes an Impl again.
+//
+// A tree is stored as its actions in preorder (a node's action, then each
+// child's subtree). Replay re-derives every node from its Spec by applying the
+// action with the current rewrites, and re-costs it with the current model, so
+// a decision that no longer applies, a sequence of the wrong length, or a cost
+// that differs from the one recorded is an error, never a wrong kernel.
+//
+//   std::string text = EncodeDecisions(*impl);   // "tile m 8;select dot;..."
+//   absl::StatusOr<ImplPtr> again = Replay(spec, text, target);
+#ifndef AMARENA_SEARCH_REPLAY_H_
+#define AMARENA_SEARCH_REPLAY_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/impl.h"
+#include "core/target.h"
+
+namespace amarena {
+
+// The tree's actions in preorder, as descriptors separated by ';'.
+std::string EncodeDecisions(const ImplNode& root);
+
+// The tree `decisions` describes for `root` (bound). InvalidArgument for a
+// malformed or mis-sized sequence, NotFound for an action the rewrites do not
+// offer for its Spec.
+absl::StatusOr<ImplPtr> Replay(const Spec& root, absl::string_view decisions,
+                               const Target& t);
+
+}  // namespace amarena
+
+#endif  // AMARENA_SEARCH_REPLAY_H_
