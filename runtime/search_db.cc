@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -178,8 +179,10 @@ class OpenLock {
 void SetAside(const std::string& path, ino_t inode, absl::string_view why) {
   OpenLock lock(path);
   if (inode != 0 && InodeOf(path) != inode) return;
+  static std::atomic<int> count{0};
   std::string to = absl::StrCat(path, ".bad-", std::time(nullptr), "-",
-                                static_cast<int64_t>(::getpid()));
+                                static_cast<int64_t>(::getpid()), "-",
+                                count.fetch_add(1));
   bool moved = std::rename(path.c_str(), to.c_str()) == 0;
   for (const char* suffix : {"-wal", "-shm"}) {
     std::string side = path + suffix;

@@ -13,7 +13,7 @@
 //   cost       the model's cost, checked when the tree is replayed.
 // A `meta` table names the format, schema and generator version. A file that
 // is not such a database, is damaged, or comes from another version is set
-// aside (renamed to PATH.bad-<time>-<pid>, with a warning on stderr) and a
+// aside (renamed to PATH.bad-<time>-<pid>-<n>, with a warning on stderr) and a
 // fresh one is made: nothing in it is trusted beyond what replay verifies.
 //
 //   absl::StatusOr<std::unique_ptr<SearchDb>> db = SearchDb::Open(path);

@@ -14,6 +14,10 @@ namespace amarena {
 
 namespace {
 
+// Depth-first, first complete candidate wins: under a millisecond for
+// 1024^3 (exact: about 60 ms), at 2-4x the exact tree's model cost there.
+// Comparing the best two or three complete candidates per Spec instead gets
+// within 1.2-1.7x but takes 45-100 ms, no faster than the exact search.
 class Greedy {
  public:
   explicit Greedy(const Target& t) : t_(t) {}

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace amarena::tools {
 
@@ -18,6 +19,11 @@ int RunCommand(const RunOptions& opt);
 int CpuCommand(bool json);
 
 int ExplainCommand(const std::string& spec, bool asm_listing, bool json);
+
+// action: stats, path, check or clear.
+int DbCommand(const std::string& action, bool json);
+
+int PrecomputeCommand(const std::vector<std::string>& specs, bool json);
 
 }  // namespace amarena::tools
 

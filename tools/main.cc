@@ -3,6 +3,8 @@
 //   amarena run "matmul 256x256x256 f32" [--reps N] [--json]
 //   amarena explain "matmul 256x256x256 f32" [--asm] [--json]
 //   amarena cpu [--json]
+//   amarena db stats|path|check|clear [--json]
+//   amarena precompute SPEC... [--json]
 #include <cstdio>
 
 #include "CLI/CLI.hpp"
@@ -44,6 +46,27 @@ int main(int argc, char** argv) {
   cpu_cmd->add_flag("--json", cpu_json,
                     "print one JSON object as the last line");
 
+  std::string db_action;
+  bool db_json = false;
+  CLI::App* db_cmd = app.add_subcommand(
+      "db", "the search database: stats, path, check (integrity) or clear");
+  db_cmd->add_option("action", db_action, "stats, path, check or clear")
+      ->required()
+      ->check(CLI::IsMember({"stats", "path", "check", "clear"}));
+  db_cmd->add_flag("--json", db_json, "print one JSON object as the last line");
+
+  std::vector<std::string> precompute_specs;
+  bool precompute_json = false;
+  CLI::App* precompute_cmd = app.add_subcommand(
+      "precompute",
+      "search Specs ahead of time and store them in the search database");
+  precompute_cmd
+      ->add_option("specs", precompute_specs,
+                   "Specs, e.g. \"matmul 128x768x3072 f32\" ...")
+      ->required();
+  precompute_cmd->add_flag("--json", precompute_json,
+                           "print one JSON object as the last line");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -54,6 +77,10 @@ int main(int argc, char** argv) {
   }
   if (*run_cmd) return amarena::tools::RunCommand(run);
   if (*cpu_cmd) return amarena::tools::CpuCommand(cpu_json);
+  if (*db_cmd) return amarena::tools::DbCommand(db_action, db_json);
+  if (*precompute_cmd)
+    return amarena::tools::PrecomputeCommand(precompute_specs,
+                                             precompute_json);
   if (*explain_cmd)
     return amarena::tools::ExplainCommand(explain_spec, explain_asm,
                                           explain_json);

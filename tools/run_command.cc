@@ -51,8 +51,13 @@ int RunCommand(const RunOptions& opt) {
               kernel.threads(), kernel.threads() > 1 ? "s" : "",
               kernel.code_size());
   std::printf("impl:\n%s", PrintImpl(kernel.impl()).c_str());
-  std::printf("search:   %.2f ms, %lld specs solved\n", kernel.synth_ms(),
-              static_cast<long long>(kernel.specs_solved()));
+  if (kernel.source() == KernelSource::kDatabase) {
+    std::printf("search:   %.2f ms (from the search database)\n",
+                kernel.synth_ms());
+  } else {
+    std::printf("search:   %.2f ms, %lld specs solved\n", kernel.synth_ms(),
+                static_cast<long long>(kernel.specs_solved()));
+  }
   std::printf("jit:      %.3f ms\n", kernel.jit_ms());
   std::printf("check:    %s (max relative error %.3g, tolerance %.3g)\n",
               v.ok ? "matches reference" : "MISMATCH", v.max_rel_err,
@@ -70,6 +75,7 @@ int RunCommand(const RunOptions& opt) {
     j.Add("synth_ms", kernel.synth_ms());
     j.Add("jit_ms", kernel.jit_ms());
     j.Add("specs_solved", kernel.specs_solved());
+    j.Add("source", Name(kernel.source()));
     j.Add("isa", Name(kernel.isa()));
     j.Add("threads", static_cast<int64_t>(kernel.threads()));
     j.Add("kernel", kernel.name());
