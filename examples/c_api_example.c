@@ -74,6 +74,30 @@ int main(void) {
     return 1;
   }
   amarena_kernel_release(k);
+
+  /* A search deadline: 0 us means "answer now"; the exact program follows in
+   * the background. Then the cache's counters. */
+  if (amarena_kernel_get_within(rt, "matmul 300x200x100 f32", 0, &k) !=
+      AMARENA_OK) {
+    fprintf(stderr, "deadline: %s\n", amarena_last_error());
+    return 1;
+  }
+  printf("with a deadline: %s program\n", amarena_kernel_source(k));
+  amarena_kernel_release(k);
+  amarena_cache_stats stats;
+  if (amarena_get_cache_stats(rt, &stats) != AMARENA_OK ||
+      stats.misses != 2 || stats.entries != 2) {
+    fprintf(stderr, "cache stats: %s\n", amarena_last_error());
+    return 1;
+  }
+  printf("cache: %lld hits, %lld misses, %.1f ms searching\n",
+         (long long)stats.hits, (long long)stats.misses, stats.search_ms);
+  if (amarena_get_cache_stats(rt, NULL) != AMARENA_INVALID_ARGUMENT ||
+      amarena_kernel_get_within(rt, "matmul 8x8x8 f32", -1, &k) !=
+          AMARENA_INVALID_ARGUMENT) {
+    fprintf(stderr, "bad arguments were not refused\n");
+    return 1;
+  }
   amarena_runtime_destroy(rt);
   return 0;
 }

@@ -18,6 +18,8 @@
 #ifndef AMARENA_RUNTIME_AMARENA_H_
 #define AMARENA_RUNTIME_AMARENA_H_
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -51,6 +53,15 @@ void amarena_runtime_destroy(amarena_runtime* rt);
 amarena_status amarena_kernel_get(amarena_runtime* rt, const char* spec,
                                   amarena_kernel** out);
 
+/* As amarena_kernel_get, with a search deadline `search_us` microseconds
+ * from now (>= 0). A Spec the cache and the search database cannot answer in
+ * time gets a quickly searched, valid kernel (amarena_kernel_source says
+ * "provisional"); the exact search goes on in the background, is stored in
+ * the database, and answers later requests. */
+amarena_status amarena_kernel_get_within(amarena_runtime* rt, const char* spec,
+                                         int64_t search_us,
+                                         amarena_kernel** out);
+
 /* Runs `k`: operands[i] points at operand i (matmul: A, B, C), dense, in
  * the Spec's layouts, each 4-byte aligned. */
 amarena_status amarena_kernel_run(const amarena_kernel* k,
@@ -62,6 +73,25 @@ amarena_status amarena_kernel_run(const amarena_kernel* k,
 const char* amarena_kernel_name(const amarena_kernel* k);
 const char* amarena_kernel_isa(const amarena_kernel* k);
 const char* amarena_kernel_spec(const amarena_kernel* k);
+
+/* Where the kernel's program came from: "search", "database" (searched
+ * earlier, by any process) or "provisional" (a missed deadline). NULL for a
+ * NULL kernel. */
+const char* amarena_kernel_source(const amarena_kernel* k);
+
+/* What a runtime's kernel cache has done (`rt` NULL: the process-wide one). */
+typedef struct amarena_cache_stats {
+  int64_t hits;          /* requests answered from the cache */
+  int64_t misses;        /* requests that created a kernel */
+  int64_t evictions;     /* kernels dropped to stay within the capacity */
+  int64_t entries;       /* kernels cached now */
+  int64_t from_database; /* misses answered by the search database */
+  int64_t provisional;   /* misses answered quickly for a deadline */
+  double search_ms;      /* total time misses spent finding programs */
+  double jit_us;         /* total time misses spent in the JIT */
+} amarena_cache_stats;
+amarena_status amarena_get_cache_stats(amarena_runtime* rt,
+                                       amarena_cache_stats* out);
 
 /* Drops a reference from amarena_kernel_get (NULL is fine). */
 void amarena_kernel_release(amarena_kernel* k);

@@ -1,5 +1,7 @@
 // The C API (runtime/amarena.h) over the C++ Runtime: status codes for
 // absl::Status, a thread-local message, and no exception across the boundary.
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -69,6 +71,32 @@ amarena_status Guard(const char* what, F&& f) {
 
 }  // namespace
 
+namespace {
+
+amarena_status GetKernel(const char* fn, amarena_runtime* rt, const char* spec,
+                         const amarena::GetOptions& options,
+                         amarena_kernel** out) {
+  return Guard(fn, [&]() -> amarena_status {
+    if (out == nullptr)
+      return Fail(AMARENA_INVALID_ARGUMENT,
+                  absl::StrCat(fn, ": out is null, must point at a kernel*"));
+    *out = nullptr;
+    if (spec == nullptr)
+      return Fail(AMARENA_INVALID_ARGUMENT,
+                  absl::StrCat(fn,
+                               ": spec is null, must be Spec text such as "
+                               "\"matmul 64x64x64 f32\""));
+    amarena::Runtime& runtime =
+        rt != nullptr ? *rt->rt : amarena::Runtime::Default();
+    absl::StatusOr<amarena::KernelPtr> k = runtime.Get(spec, options);
+    if (!k.ok()) return FromStatus(k.status());
+    *out = new amarena_kernel{*k, amarena::PrintSpec((*k)->spec())};
+    return AMARENA_OK;
+  });
+}
+
+}  // namespace
+
 extern "C" {
 
 const char* amarena_last_error(void) { return last_error.c_str(); }
@@ -96,20 +124,43 @@ void amarena_runtime_destroy(amarena_runtime* rt) { delete rt; }
 
 amarena_status amarena_kernel_get(amarena_runtime* rt, const char* spec,
                                   amarena_kernel** out) {
-  return Guard("amarena_kernel_get", [&]() -> amarena_status {
+  return GetKernel("amarena_kernel_get", rt, spec, {}, out);
+}
+
+amarena_status amarena_kernel_get_within(amarena_runtime* rt, const char* spec,
+                                         int64_t search_us,
+                                         amarena_kernel** out) {
+  if (search_us < 0) {
+    if (out != nullptr) *out = nullptr;
+    return Fail(AMARENA_INVALID_ARGUMENT,
+                absl::StrCat("amarena_kernel_get_within: search_us is ",
+                             search_us, ", must be at least 0"));
+  }
+  amarena::GetOptions options;
+  // Far deadlines are as good as none (and must not overflow the clock).
+  options.deadline = std::chrono::steady_clock::now() +
+                     std::chrono::microseconds(
+                         std::min<int64_t>(search_us, int64_t{1} << 40));
+  return GetKernel("amarena_kernel_get_within", rt, spec, options, out);
+}
+
+const char* amarena_kernel_source(const amarena_kernel* k) {
+  return k == nullptr ? nullptr : amarena::Name(k->kernel->source()).data();
+}
+
+amarena_status amarena_get_cache_stats(amarena_runtime* rt,
+                                       amarena_cache_stats* out) {
+  return Guard("amarena_get_cache_stats", [&]() -> amarena_status {
     if (out == nullptr)
       return Fail(AMARENA_INVALID_ARGUMENT,
-                  "amarena_kernel_get: out is null, must point at a kernel*");
-    *out = nullptr;
-    if (spec == nullptr)
-      return Fail(AMARENA_INVALID_ARGUMENT,
-                  "amarena_kernel_get: spec is null, must be Spec text such "
-                  "as \"matmul 64x64x64 f32\"");
+                  "amarena_get_cache_stats: out is null, must point at an "
+                  "amarena_cache_stats");
     amarena::Runtime& runtime =
         rt != nullptr ? *rt->rt : amarena::Runtime::Default();
-    absl::StatusOr<amarena::KernelPtr> k = runtime.Get(spec);
-    if (!k.ok()) return FromStatus(k.status());
-    *out = new amarena_kernel{*k, amarena::PrintSpec((*k)->spec())};
+    amarena::CacheStats s = runtime.cache_stats();
+    *out = amarena_cache_stats{s.hits,          s.misses,      s.evictions,
+                               s.entries,       s.from_database,
+                               s.provisional,   s.search_ms,   s.jit_us};
     return AMARENA_OK;
   });
 }
