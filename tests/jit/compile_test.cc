@@ -111,7 +111,8 @@ TEST_P(RandomShapes, MatchTheReference) {
   if (TargetFor(DetectCpu(), isa)->isa != isa)
     GTEST_SKIP() << "CPU lacks " << Name(isa);
   const std::vector<Spec> all = testing::RandomMatmuls(500, 300, /*seed=*/2024);
-  for (size_t i = static_cast<size_t>(shard); i < all.size(); i += 4)
+  for (size_t i = static_cast<size_t>(shard); i < all.size();
+       i += 4 * testing::SweepStride())
     EXPECT_TRUE(
         KernelMatchesReference(Rt(isa, threads), all[i], /*seed=*/i + 1));
 }
@@ -210,7 +211,7 @@ TEST_P(CompileTest, StridedOperandsWithPrimePitches) {
 TEST(CompileTest, FirstFiftyRandomShapes) {
   const std::vector<Spec> all = testing::RandomMatmuls(500, 300, /*seed=*/2024);
   for (int threads : {1, 2})
-    for (size_t i = 0; i < 50; ++i)
+    for (size_t i = 0; i < 50; i += testing::SweepStride())
       EXPECT_TRUE(KernelMatchesReference(Rt(Isa::kAvx2, threads), all[i],
                                          /*seed=*/i + 1));
 }

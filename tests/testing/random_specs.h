@@ -6,6 +6,7 @@
 #ifndef AMARENA_TESTS_TESTING_RANDOM_SPECS_H_
 #define AMARENA_TESTS_TESTING_RANDOM_SPECS_H_
 
+#include <cstdlib>
 #include <random>
 #include <vector>
 
@@ -29,6 +30,16 @@ inline std::vector<Spec> RandomMatmuls(int count, int max_dim, uint64_t seed) {
     out.push_back(Spec::Matmul(m, k, n, a, b, c, /*accum=*/i % 4 == 3));
   }
   return out;
+}
+
+// How sparsely the long random sweeps sample their list: every Nth entry,
+// N = AMARENA_TEST_SWEEP_STRIDE (default 1: all of it). The sanitizer run of
+// the suite sets it, since instrumented search and reference code is several
+// times slower.
+inline size_t SweepStride() {
+  const char* v = std::getenv("AMARENA_TEST_SWEEP_STRIDE");
+  long n = v ? std::strtol(v, nullptr, 10) : 1;
+  return n >= 1 ? static_cast<size_t>(n) : 1;
 }
 
 }  // namespace amarena::testing
