@@ -51,7 +51,7 @@ int CeilLog2(int64_t x) {
 
 }  // namespace
 
-Budget UsableBudget(const Spec& s, const Target& t) {
+Budget UsableBudget(const Spec& s, const Target& /*t*/) {
   Budget u;
   const int out = s.OutputIndex();
   const TensorSpec c = s.Operand(out);
@@ -150,7 +150,7 @@ MemoEntry Searcher::SolveExact(const Spec& spec) {
   for (size_t i = 0; i < cands.size(); ++i) {
     const Candidate& c = cands[i];
     for (const Spec& child : c.expansion.children)
-      bounds[i].push_back(Cost{.main = LowerBound(child, target_)});
+      bounds[i].push_back(Cost{.main = LowerBound(child, target_), .peak = {}});
     int64_t bound = ComposeCost(s, c.expansion, bounds[i], target_).main;
     ranked.emplace_back(bound, static_cast<uint32_t>(i));
   }
