@@ -29,8 +29,8 @@ RuntimeOptions NoDb() {
 // A database file of this process's, filled on first use.
 const std::string& DbPath() {
   static const std::string path = [] {
-    std::string p = absl::StrCat("/tmp/amarena-runtime-benchmark-", getpid(),
-                                 ".db");
+    std::string p =
+        absl::StrCat("/tmp/amarena-runtime-benchmark-", getpid(), ".db");
     std::atexit([] {
       for (const char* suffix : {"", "-wal", "-shm", ".lock"})
         std::remove(absl::StrCat(DbPath(), suffix).c_str());

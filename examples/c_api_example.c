@@ -85,8 +85,8 @@ int main(void) {
   printf("with a deadline: %s program\n", amarena_kernel_source(k));
   amarena_kernel_release(k);
   amarena_cache_stats stats;
-  if (amarena_get_cache_stats(rt, &stats) != AMARENA_OK ||
-      stats.misses != 2 || stats.entries != 2) {
+  if (amarena_get_cache_stats(rt, &stats) != AMARENA_OK || stats.misses != 2 ||
+      stats.entries != 2) {
     fprintf(stderr, "cache stats: %s\n", amarena_last_error());
     return 1;
   }

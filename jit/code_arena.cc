@@ -73,9 +73,9 @@ absl::StatusOr<CodeBlock> CodeArena::Publish(const void* code, size_t size) {
     void* base = mmap(nullptr, bytes, PROT_NONE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base == MAP_FAILED)
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "cannot reserve ", bytes, " bytes for kernel code: ",
-          std::strerror(errno)));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("cannot reserve ", bytes,
+                       " bytes for kernel code: ", std::strerror(errno)));
     Chunk c;
     c.base = static_cast<uint8_t*>(base);
     c.pages = bytes / page;

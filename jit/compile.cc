@@ -120,8 +120,8 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
     gen.LimitGprs(options.max_gprs);
     gen.EmitFunction(root, options.leading);
     gen.ready();  // resolve labels (the buffer stays plain heap memory)
-    AMARENA_ASSIGN_OR_RETURN(
-        k->code_, jit::CodeArena::Global().Publish(gen.getCode(), gen.getSize()));
+    AMARENA_ASSIGN_OR_RETURN(k->code_, jit::CodeArena::Global().Publish(
+                                           gen.getCode(), gen.getSize()));
     scratch_bytes = gen.scratch_bytes();
   } catch (const Xbyak::Error& e) {
     int code = static_cast<int>(e);
@@ -132,8 +132,8 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
       return absl::ResourceExhaustedError(what);
     return absl::InternalError(what);
   }
-  k->fn_ = reinterpret_cast<CompiledKernel::Fn>(
-      const_cast<void*>(k->code_.data()));
+  k->fn_ =
+      reinterpret_cast<CompiledKernel::Fn>(const_cast<void*>(k->code_.data()));
   k->num_operands_ = root.spec.NumOperands();
   k->scratch_bytes_ = scratch_bytes;
   k->name_ = std::move(name);

@@ -138,9 +138,9 @@ amarena_status amarena_kernel_get_within(amarena_runtime* rt, const char* spec,
   }
   amarena::GetOptions options;
   // Far deadlines are as good as none (and must not overflow the clock).
-  options.deadline = std::chrono::steady_clock::now() +
-                     std::chrono::microseconds(
-                         std::min<int64_t>(search_us, int64_t{1} << 40));
+  options.deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::microseconds(std::min<int64_t>(search_us, int64_t{1} << 40));
   return GetKernel("amarena_kernel_get_within", rt, spec, options, out);
 }
 
@@ -158,9 +158,9 @@ amarena_status amarena_get_cache_stats(amarena_runtime* rt,
     amarena::Runtime& runtime =
         rt != nullptr ? *rt->rt : amarena::Runtime::Default();
     amarena::CacheStats s = runtime.cache_stats();
-    *out = amarena_cache_stats{s.hits,          s.misses,      s.evictions,
-                               s.entries,       s.from_database,
-                               s.provisional,   s.search_ms,   s.jit_us};
+    *out = amarena_cache_stats{s.hits,      s.misses,        s.evictions,
+                               s.entries,   s.from_database, s.provisional,
+                               s.search_ms, s.jit_us};
     return AMARENA_OK;
   });
 }

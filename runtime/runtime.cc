@@ -116,10 +116,9 @@ void Runtime::StopBackground() {
 
 SearchDb* Runtime::db() {
   std::call_once(db_once_, [&] {
-    std::string path =
-        options_.db.empty() ? DefaultDbPath()
-        : options_.db == "off" ? std::string()
-                               : options_.db;
+    std::string path = options_.db.empty()    ? DefaultDbPath()
+                       : options_.db == "off" ? std::string()
+                                              : options_.db;
     if (path.empty()) return;
     absl::StatusOr<std::unique_ptr<SearchDb>> db = SearchDb::Open(path);
     if (db.ok()) {
@@ -301,14 +300,14 @@ Runtime::Result Runtime::Create(const Spec& bound, const GetOptions& options) {
   }
   // A deadline: the exact search runs on a thread of its own; if it is not
   // done in time, a quick search answers now and the exact one carries on.
-  auto task = std::make_shared<std::packaged_task<Result()>>([this, bound]()
-                                                                 -> Result {
-    auto start = Clock::now();
-    int64_t solved = 0;
-    AMARENA_ASSIGN_OR_RETURN(ImplPtr impl, SearchExact(bound, solved));
-    return Finish(bound, std::move(impl), Ms(Clock::now() - start), solved,
-                  KernelSource::kSearch);
-  });
+  auto task =
+      std::make_shared<std::packaged_task<Result()>>([this, bound]() -> Result {
+        auto start = Clock::now();
+        int64_t solved = 0;
+        AMARENA_ASSIGN_OR_RETURN(ImplPtr impl, SearchExact(bound, solved));
+        return Finish(bound, std::move(impl), Ms(Clock::now() - start), solved,
+                      KernelSource::kSearch);
+      });
   std::future<Result> exact = task->get_future();
   auto done = std::make_shared<std::atomic<bool>>(false);
   std::thread thread([this, task, done, bound] {
@@ -329,8 +328,8 @@ Runtime::Result Runtime::Create(const Spec& bound, const GetOptions& options) {
     return exact.get();
   // The exact search's kernel replaces the provisional one when it is ready
   // (by a watcher, since `exact` can only be waited for once).
-  auto watcher = [this, bound, e = std::make_shared<std::future<Result>>(
-                                   std::move(exact))] {
+  auto watcher = [this, bound,
+                  e = std::make_shared<std::future<Result>>(std::move(exact))] {
     Result r = e->get();
     if (!r.ok()) return;
     std::lock_guard<std::mutex> lock(mu_);
@@ -345,12 +344,11 @@ Runtime::Result Runtime::Create(const Spec& bound, const GetOptions& options) {
   auto watcher_done = std::make_shared<std::atomic<bool>>(false);
   {
     std::lock_guard<std::mutex> lock(bg_mu_);
-    background_.push_back(BackgroundThread{
-        std::thread([watcher, watcher_done] {
-          watcher();
-          watcher_done->store(true);
-        }),
-        watcher_done});
+    background_.push_back(BackgroundThread{std::thread([watcher, watcher_done] {
+                                             watcher();
+                                             watcher_done->store(true);
+                                           }),
+                                           watcher_done});
   }
   absl::StatusOr<ImplPtr> quick = SolveGreedy(bound, *target_);
   AMARENA_RETURN_IF_ERROR(quick.status());
@@ -386,10 +384,9 @@ Runtime::Result Runtime::Finish(const Spec& bound, ImplPtr impl,
   auto t0 = Clock::now();
   AMARENA_ASSIGN_OR_RETURN(std::unique_ptr<CompiledKernel> code,
                            Compile(*impl, *target_, KernelName(bound)));
-  auto k = std::make_shared<const Kernel>(bound, *target_, std::move(impl),
-                                          std::move(code), synth_ms,
-                                          Ms(Clock::now() - t0), solved,
-                                          source, pool_);
+  auto k = std::make_shared<const Kernel>(
+      bound, *target_, std::move(impl), std::move(code), synth_ms,
+      Ms(Clock::now() - t0), solved, source, pool_);
   if (verbose_) Log(*k);
   return k;
 }

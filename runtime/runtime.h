@@ -94,12 +94,12 @@ using KernelPtr = std::shared_ptr<const Kernel>;
 struct CacheStats {
   int64_t hits = 0;    // Get calls answered by a cached (or in-flight) kernel
   int64_t misses = 0;  // Get calls that searched and compiled
-  int64_t evictions = 0;  // kernels dropped to stay within the capacity
-  int64_t entries = 0;    // kernels cached now
+  int64_t evictions = 0;      // kernels dropped to stay within the capacity
+  int64_t entries = 0;        // kernels cached now
   int64_t from_database = 0;  // misses answered by the search database
   int64_t provisional = 0;    // misses answered quickly for a deadline
-  double search_ms = 0;  // total time the misses spent finding their trees
-  double jit_us = 0;     // total JIT time of the misses
+  double search_ms = 0;       // total time the misses spent finding their trees
+  double jit_us = 0;          // total JIT time of the misses
 };
 
 struct RuntimeOptions {

@@ -180,9 +180,9 @@ void SetAside(const std::string& path, ino_t inode, absl::string_view why) {
   OpenLock lock(path);
   if (inode != 0 && InodeOf(path) != inode) return;
   static std::atomic<int> count{0};
-  std::string to = absl::StrCat(path, ".bad-", std::time(nullptr), "-",
-                                static_cast<int64_t>(::getpid()), "-",
-                                count.fetch_add(1));
+  std::string to =
+      absl::StrCat(path, ".bad-", std::time(nullptr), "-",
+                   static_cast<int64_t>(::getpid()), "-", count.fetch_add(1));
   bool moved = std::rename(path.c_str(), to.c_str()) == 0;
   for (const char* suffix : {"-wal", "-shm"}) {
     std::string side = path + suffix;
@@ -191,12 +191,12 @@ void SetAside(const std::string& path, ino_t inode, absl::string_view why) {
     else
       std::remove(side.c_str());
   }
-  std::fprintf(stderr,
-               "amarena: warning: search database %s %.*s; %s, starting a "
-               "new one\n",
-               path.c_str(), static_cast<int>(why.size()), why.data(),
-               moved ? absl::StrCat("moved it to ", to).c_str()
-                     : "could not move it");
+  std::fprintf(
+      stderr,
+      "amarena: warning: search database %s %.*s; %s, starting a "
+      "new one\n",
+      path.c_str(), static_cast<int>(why.size()), why.data(),
+      moved ? absl::StrCat("moved it to ", to).c_str() : "could not move it");
 }
 
 }  // namespace
@@ -272,8 +272,8 @@ absl::Status SearchDb::Connect() {
       // Durable against a killed process (not against power loss).
       AMARENA_RETURN_IF_ERROR(
           Exec(db_, "PRAGMA synchronous=NORMAL", "set synchronous"));
-      rc = sqlite3_prepare_v3(db_, kFind, -1, SQLITE_PREPARE_PERSISTENT,
-                              &find_, nullptr);
+      rc = sqlite3_prepare_v3(db_, kFind, -1, SQLITE_PREPARE_PERSISTENT, &find_,
+                              nullptr);
       if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v3(db_, kInsert, -1, SQLITE_PREPARE_PERSISTENT,
                                 &insert_, nullptr);
@@ -291,8 +291,8 @@ absl::Status SearchDb::Connect() {
 absl::StatusOr<bool> SearchDb::CheckVersion() {
   for (int attempt = 0; attempt < 2; ++attempt) {
     sqlite3_stmt* q = nullptr;
-    int rc =
-        sqlite3_prepare_v2(db_, "SELECT name, value FROM meta", -1, &q, nullptr);
+    int rc = sqlite3_prepare_v2(db_, "SELECT name, value FROM meta", -1, &q,
+                                nullptr);
     int rows = 0, matching = 0;
     while (rc == SQLITE_OK || rc == SQLITE_ROW) {
       if ((rc = sqlite3_step(q)) != SQLITE_ROW) break;
@@ -307,7 +307,8 @@ absl::StatusOr<bool> SearchDb::CheckVersion() {
     }
     sqlite3_finalize(q);
     if (IsDamage(rc))
-      return absl::DataLossError(Error(db_, rc, "read its version").status().message());
+      return absl::DataLossError(
+          Error(db_, rc, "read its version").status().message());
     if (rc == SQLITE_DONE)
       return rows == matching &&
              rows == static_cast<int>(std::size(kMetaNames));
@@ -321,11 +322,12 @@ absl::StatusOr<bool> SearchDb::CheckVersion() {
       tables = sqlite3_column_int64(count, 0);
     sqlite3_finalize(count);
     if (IsDamage(rc))
-      return absl::DataLossError(Error(db_, rc, "read its schema").status().message());
+      return absl::DataLossError(
+          Error(db_, rc, "read its schema").status().message());
     if (tables != 0) return false;
-    std::string create = absl::StrCat(
-        "PRAGMA journal_mode=WAL; BEGIN IMMEDIATE; ", kSchema,
-        "INSERT OR IGNORE INTO meta VALUES");
+    std::string create =
+        absl::StrCat("PRAGMA journal_mode=WAL; BEGIN IMMEDIATE; ", kSchema,
+                     "INSERT OR IGNORE INTO meta VALUES");
     for (absl::string_view n : kMetaNames)
       absl::StrAppend(&create, n == kMetaNames[0] ? "" : ",", "('", n, "','",
                       Meta(n), "')");
@@ -384,8 +386,7 @@ absl::StatusOr<std::optional<SearchDb::Found>> SearchDb::FindLocked(
   sqlite3_clear_bindings(q);
   if (rc != SQLITE_DONE) {
     Error e(db_, rc, "look up a result");
-    return e.damage() ? absl::DataLossError(e.status().message())
-                      : e.status();
+    return e.damage() ? absl::DataLossError(e.status().message()) : e.status();
   }
   return found;
 }
@@ -399,8 +400,7 @@ absl::Status SearchDb::Store(const Target& target, const ImplNode& root) {
   return s;
 }
 
-absl::Status SearchDb::StoreLocked(const Target& target,
-                                   const ImplNode& root) {
+absl::Status SearchDb::StoreLocked(const Target& target, const ImplNode& root) {
   const std::string fp = target.Fingerprint();
   // IMMEDIATE: take the write lock now, so the transaction never has to
   // upgrade (and fail) halfway.
@@ -430,8 +430,8 @@ absl::Status SearchDb::StoreLocked(const Target& target,
     sqlite3_clear_bindings(q);
     if (rc != SQLITE_DONE) {
       Error e(db_, rc, "store a result");
-      status = e.damage() ? absl::DataLossError(e.status().message())
-                          : e.status();
+      status =
+          e.damage() ? absl::DataLossError(e.status().message()) : e.status();
       return;
     }
     for (const auto& c : n.children) put(*c);

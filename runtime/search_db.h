@@ -82,11 +82,11 @@ class SearchDb {
 
  private:
   explicit SearchDb(std::string path) : path_(std::move(path)) {}
-  absl::Status Connect();     // open + validate or set aside + create
+  absl::Status Connect();  // open + validate or set aside + create
   // Whether the file is an amarena database of this version (an empty file
   // becomes one); DataLoss if it is damaged.
   absl::StatusOr<bool> CheckVersion();
-  void Disconnect();          // mu_ held
+  void Disconnect();                            // mu_ held
   absl::Status Recover(absl::string_view why);  // set aside, reconnect
   absl::StatusOr<std::optional<Found>> FindLocked(const Target& target,
                                                   const Spec& clamped);

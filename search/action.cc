@@ -27,8 +27,7 @@ std::string Describe(const Action& a) {
           a.to.layout == Layout::kColMajor ? " col" : "",
           a.to.pack ? absl::StrCat(" p", a.to.pack) : "",
           a.to.vector_width ? absl::StrCat(" v", a.to.vector_width) : "",
-          a.to.dtype != DType::kF32 ? absl::StrCat(" ", Name(a.to.dtype))
-                                    : "");
+          a.to.dtype != DType::kF32 ? absl::StrCat(" ", Name(a.to.dtype)) : "");
     case ActionKind::kSelect:
       return absl::StrCat("select ", Info(a.kernel).name);
   }
@@ -74,7 +73,8 @@ absl::StatusOr<Action> ParseAction(absl::string_view text) {
     if (w.size() != 3) return bad("want 'tile D N'");
     std::optional<Dim> d = ParseDim(w[1]);
     std::optional<int64_t> n = ParseCount(w[2], int64_t{1} << 40);
-    if (!d || !n || *n == 0) return bad("want a dimension m, k or n and a size");
+    if (!d || !n || *n == 0)
+      return bad("want a dimension m, k or n and a size");
     a.dim = *d;
     a.size = *n;
     return a;
@@ -139,9 +139,9 @@ Action ActionOf(const Expansion& e) {
   Action a;
   switch (e.type) {
     case NodeType::kLoop:
-      a.kind = e.loop.parallel          ? ActionKind::kParallelTile
+      a.kind = e.loop.parallel         ? ActionKind::kParallelTile
                : e.loop.dim == Dim::kK ? ActionKind::kSplit
-                                        : ActionKind::kTile;
+                                       : ActionKind::kTile;
       a.dim = e.loop.dim;
       a.size = e.loop.tile;
       break;

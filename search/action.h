@@ -11,7 +11,6 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-
 #include "core/impl.h"
 
 namespace amarena {

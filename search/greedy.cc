@@ -27,7 +27,8 @@ class Greedy {
   ImplPtr Solve(const Spec& spec) {
     if (ObviouslyInfeasible(spec)) return nullptr;
     Spec s = ClampBudget(spec, t_);
-    if (auto it = memo_.find(s); it != memo_.end()) return Rebase(it->second, spec);
+    if (auto it = memo_.find(s); it != memo_.end())
+      return Rebase(it->second, spec);
     std::vector<Candidate> cands = EnumerateCandidates(s, t_);
     std::vector<std::pair<int64_t, size_t>> ranked;
     ranked.reserve(cands.size());
@@ -35,8 +36,8 @@ class Greedy {
       std::vector<Cost> bounds;
       for (const Spec& child : cands[i].expansion.children)
         bounds.push_back(Cost{.main = LowerBound(child, t_), .peak = {}});
-      ranked.emplace_back(
-          ComposeCost(s, cands[i].expansion, bounds, t_).main, i);
+      ranked.emplace_back(ComposeCost(s, cands[i].expansion, bounds, t_).main,
+                          i);
     }
     std::sort(ranked.begin(), ranked.end());
     ImplPtr found;

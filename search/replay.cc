@@ -28,9 +28,8 @@ absl::StatusOr<ImplPtr> Build(const Spec& s,
                               const std::vector<absl::string_view>& words,
                               size_t& next, const Target& t, int depth) {
   if (next >= words.size())
-    return absl::InvalidArgumentError(
-        absl::StrCat("stored decisions end before ", PrintSpec(s),
-                     " is implemented"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "stored decisions end before ", PrintSpec(s), " is implemented"));
   if (depth > kMaxDepth)
     return absl::InvalidArgumentError("stored decisions nest too deep");
   AMARENA_ASSIGN_OR_RETURN(Action a, ParseAction(words[next++]));
@@ -68,8 +67,8 @@ absl::StatusOr<ImplPtr> Replay(const Spec& root, absl::string_view decisions,
   AMARENA_ASSIGN_OR_RETURN(ImplPtr tree, Build(root, words, next, t, 0));
   if (next != words.size())
     return absl::InvalidArgumentError(absl::StrCat(
-        "stored decisions for ", PrintSpec(root), " have ",
-        words.size() - next, " left over after the tree is complete"));
+        "stored decisions for ", PrintSpec(root), " have ", words.size() - next,
+        " left over after the tree is complete"));
   return tree;
 }
 

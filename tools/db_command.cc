@@ -61,8 +61,7 @@ int DbCommand(const std::string& action, bool json) {
   std::printf("results:  %lld rows for %lld distinct Specs, %lld target%s\n",
               static_cast<long long>(st->rows),
               static_cast<long long>(st->specs),
-              static_cast<long long>(st->targets),
-              st->targets == 1 ? "" : "s");
+              static_cast<long long>(st->targets), st->targets == 1 ? "" : "s");
   std::printf("size:     %.1f KiB\n", static_cast<double>(st->bytes) / 1024);
   if (json) {
     JsonLine j;

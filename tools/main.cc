@@ -79,8 +79,7 @@ int main(int argc, char** argv) {
   if (*cpu_cmd) return amarena::tools::CpuCommand(cpu_json);
   if (*db_cmd) return amarena::tools::DbCommand(db_action, db_json);
   if (*precompute_cmd)
-    return amarena::tools::PrecomputeCommand(precompute_specs,
-                                             precompute_json);
+    return amarena::tools::PrecomputeCommand(precompute_specs, precompute_json);
   if (*explain_cmd)
     return amarena::tools::ExplainCommand(explain_spec, explain_asm,
                                           explain_json);

@@ -27,13 +27,28 @@ const char* const kSeeds[] = {
     "matmul 3x5x7 f32 b=l2,p16 budget=vrf:4,gpr:2,l1:8,l2:0,l3:0",
 };
 const char* const kTokens[] = {
-    "matmul", "zero",  "move",      "accum",   "serial", "f32",   "bf16",
-    "*",      "->",    "x",         "=",       ",",      "a=",    "b=",
-    "c=",     "out=",  "src=",      "dst=",    "col",    "row",   "l1",
-    "l2",     "l3",    "gl",        "vrf",     "v8",     "v16",   "p16",
-    "p0",     "0",     "1",         "-1",      "65536",  "99999999999999999999",
-    "2147483647", "budget=", "vrf:", "gpr:", "l1:",   " ",     "\t",
-    "\n",     "\xff",  "\0",
+    "matmul",     "zero",
+    "move",       "accum",
+    "serial",     "f32",
+    "bf16",       "*",
+    "->",         "x",
+    "=",          ",",
+    "a=",         "b=",
+    "c=",         "out=",
+    "src=",       "dst=",
+    "col",        "row",
+    "l1",         "l2",
+    "l3",         "gl",
+    "vrf",        "v8",
+    "v16",        "p16",
+    "p0",         "0",
+    "1",          "-1",
+    "65536",      "99999999999999999999",
+    "2147483647", "budget=",
+    "vrf:",       "gpr:",
+    "l1:",        " ",
+    "\t",         "\n",
+    "\xff",       "\0",
 };
 
 std::string Mutate(std::string s, std::mt19937_64& rng) {
@@ -42,8 +57,7 @@ std::string Mutate(std::string s, std::mt19937_64& rng) {
     size_t at = s.empty() ? 0 : rng() % (s.size() + 1);
     switch (rng() % 5) {
       case 0:  // flip a byte
-        if (!s.empty() && at < s.size())
-          s[at] = static_cast<char>(rng() % 256);
+        if (!s.empty() && at < s.size()) s[at] = static_cast<char>(rng() % 256);
         break;
       case 1:  // delete a run
         if (at < s.size()) s.erase(at, 1 + rng() % 6);
@@ -103,8 +117,7 @@ TEST(BadInputTest, HundredThousandRandomAndMutatedSpecs) {
     if (st != AMARENA_OK) {
       ASSERT_EQ(k, nullptr);
       ASSERT_STRNE(amarena_last_error(), "");
-      ASSERT_TRUE(st == AMARENA_INVALID_ARGUMENT ||
-                  st == AMARENA_UNIMPLEMENTED)
+      ASSERT_TRUE(st == AMARENA_INVALID_ARGUMENT || st == AMARENA_UNIMPLEMENTED)
           << st << ": " << amarena_last_error();
       continue;
     }

@@ -63,7 +63,8 @@ int Main(int argc, char** argv) {
   if (mode == "reverse") std::reverse(specs.begin(), specs.end());
   absl::StatusOr<Target> target = HostTarget();
   if (!target.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(target.status().message()).c_str());
+    std::fprintf(stderr, "%s\n",
+                 std::string(target.status().message()).c_str());
     return 2;
   }
   target->workers = 1;
@@ -97,8 +98,8 @@ int Main(int argc, char** argv) {
       }
     });
   for (std::thread& t : pool) t.join();
-  std::printf("%d searched, %d from the database, %d wrong\n",
-              searched.load(), stored.load(), wrong.load());
+  std::printf("%d searched, %d from the database, %d wrong\n", searched.load(),
+              stored.load(), wrong.load());
   if (wrong) return 1;
   if (mode == "expect-stored" && searched != 0) {
     std::fprintf(stderr, "%d Specs were not in the database\n",

@@ -60,12 +60,26 @@ TEST(ActionTest, EveryCandidateRoundTripsThroughItsDescriptor) {
 }
 
 TEST(ActionTest, MalformedDescriptorsAreErrors) {
-  for (const char* bad :
-       {"", "tile", "tile q 8", "tile m", "tile m -3", "tile m 0", "tile m 8 9",
-        "parallel m 8", "split m 4", "split k", "to-accum 3", "select",
-        "select no_such_kernel", "view", "view 3 l1", "view 0 l9",
-        "pack 1 l2 p99999", "regs 2 vrf vx", "regs 2 vrf v16 extra",
-        "jump 4"}) {
+  for (const char* bad : {"",
+                          "tile",
+                          "tile q 8",
+                          "tile m",
+                          "tile m -3",
+                          "tile m 0",
+                          "tile m 8 9",
+                          "parallel m 8",
+                          "split m 4",
+                          "split k",
+                          "to-accum 3",
+                          "select",
+                          "select no_such_kernel",
+                          "view",
+                          "view 3 l1",
+                          "view 0 l9",
+                          "pack 1 l2 p99999",
+                          "regs 2 vrf vx",
+                          "regs 2 vrf v16 extra",
+                          "jump 4"}) {
     absl::StatusOr<Action> a = ParseAction(bad);
     EXPECT_FALSE(a.ok()) << "'" << bad << "' parsed as " << Describe(*a);
     if (!a.ok()) {
