@@ -289,7 +289,11 @@ absl::Status SearchDb::Connect() {
 }
 
 absl::StatusOr<bool> SearchDb::CheckVersion() {
-  for (int attempt = 0; attempt < 2; ++attempt) {
+  // Held once the meta table is found missing: whoever creates the schema
+  // does it alone, and a process that finds the file half made waits for it
+  // instead of taking it for a foreign one.
+  std::unique_ptr<OpenLock> lock;
+  for (int attempt = 0; attempt < 3; ++attempt) {
     sqlite3_stmt* q = nullptr;
     int rc = sqlite3_prepare_v2(db_, "SELECT name, value FROM meta", -1, &q,
                                 nullptr);
@@ -312,8 +316,13 @@ absl::StatusOr<bool> SearchDb::CheckVersion() {
     if (rc == SQLITE_DONE)
       return rows == matching &&
              rows == static_cast<int>(std::size(kMetaNames));
-    // No meta table. An empty file becomes ours; anything else is foreign.
-    if (attempt > 0) return Error(db_, rc, "read its version").status();
+    if (attempt == 2) return Error(db_, rc, "read its version").status();
+    if (!lock) {  // look again with the lock held
+      lock = std::make_unique<OpenLock>(path_);
+      continue;
+    }
+    // No meta table, and nobody else is making one. An empty file becomes
+    // ours; anything else is foreign.
     sqlite3_stmt* count = nullptr;
     int64_t tables = -1;
     rc = sqlite3_prepare_v2(db_, "SELECT count(*) FROM sqlite_master", -1,

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Two processes x 8 threads against one search database, then a process killed
+# Eight processes creating one database; two processes x 8 threads against
+# one search database, then a process killed
 # with SIGKILL while it writes. Checks: every kernel matches the reference,
 # PRAGMA integrity_check is ok, no duplicated rows, nothing lost (a third
 # process finds all 200 Specs stored), and the killed process's database
@@ -11,6 +12,20 @@ amarena=$2
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 db=$dir/amarena.db
+
+# Eight processes creating one new file at once: one makes the schema, none
+# takes the half-made file for a foreign one.
+fresh=$dir/fresh.db
+pids=()
+for i in $(seq 8); do
+  "$stress" "$fresh" "$i" 3 1 > /dev/null 2>&1 &
+  pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || { echo "FAIL: a creator failed"; exit 1; }; done
+if ls "$fresh".bad-* > /dev/null 2>&1; then
+  echo "FAIL: a new file was set aside"; ls "$dir"; exit 1
+fi
+echo "eight creators: ok"
 
 "$stress" "$db" 7 200 8 > "$dir/p1.log" 2>&1 &
 p1=$!
