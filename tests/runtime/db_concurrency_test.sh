@@ -46,13 +46,14 @@ echo "two processes: ok, $dups duplicated rows"
 
 # SIGKILL while writing: a long run of new Specs, killed part way.
 db2=$dir/killed.db
-"$stress" "$db2" 8 2000 2 > /dev/null 2>&1 &
+"$stress" "$db2" 8 20000 2 > /dev/null 2>&1 &
 victim=$!
-for _ in $(seq 50); do  # until it has written something
+for _ in $(seq 100); do  # until it has written something
   sleep 0.1
-  [ -s "$db2-wal" ] || [ -s "$db2" ] && break
+  [ -s "$db2-wal" ] && break
 done
 sleep 0.5
+kill -0 $victim || { echo "FAIL: the writer ended before it was killed"; exit 1; }
 kill -9 $victim
 wait $victim 2>/dev/null || true
 "$stress" "$db2" 8 60 4 || { echo "FAIL: the next process could not use it"; exit 1; }
