@@ -141,6 +141,15 @@ absl::StatusOr<KernelPtr> Runtime::Get(absl::string_view spec_text,
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+double Ms(Clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+}  // namespace
+
+namespace {
+
 // What the generator accepts from a user; the parser accepts more (the whole
 // notation).
 absl::Status CheckSupported(const Spec& s, const Target& t) {
@@ -219,8 +228,18 @@ absl::StatusOr<KernelPtr> Runtime::Get(const Spec& spec,
       Evict();
     }
   }
-  if (!creator)
+  if (!creator) {
+    // Another thread is creating it. With a deadline that passes first, this
+    // request gets a quick kernel of its own (not cached).
+    if (options.deadline && future.wait_until(*options.deadline) !=
+                                std::future_status::ready) {
+      auto t0 = Clock::now();
+      AMARENA_ASSIGN_OR_RETURN(ImplPtr quick, SolveGreedy(bound, *target_));
+      return Finish(bound, std::move(quick), Ms(Clock::now() - t0), 0,
+                    KernelSource::kProvisional);
+    }
     return future.get();  // a hit, or wait for the thread creating it
+  }
 
   Result r = Create(bound, options);
   promise->set_value(r);
@@ -261,15 +280,6 @@ CacheStats Runtime::cache_stats() const {
   s.entries = static_cast<int64_t>(cache_.size());
   return s;
 }
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-double Ms(Clock::duration d) {
-  return std::chrono::duration<double, std::milli>(d).count();
-}
-
-}  // namespace
 
 Runtime::Result Runtime::Create(const Spec& bound, const GetOptions& options) {
   ++generated_;

@@ -118,7 +118,9 @@ struct GetOptions {
   // usually slower) kernel, KernelSource::kProvisional. The exact search goes
   // on in the background; when it ends its result is stored in the database
   // and replaces the provisional kernel in the cache (kernels already handed
-  // out stay valid).
+  // out stay valid). A request that finds its Spec being created by another
+  // thread waits for it until the deadline, then gets a provisional kernel of
+  // its own.
   std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
