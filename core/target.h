@@ -54,7 +54,7 @@ struct CostParams {
     return (dense ? line_dense : line_strided)[static_cast<int>(from)];
   }
 };
-inline constexpr int kCostModelVersion = 3;
+inline constexpr int kCostModelVersion = 4;
 
 struct CacheSizes {
   int64_t l1d = 32 << 10;
@@ -75,6 +75,9 @@ struct Target {
   int f32_lanes = 8;
   // Threads a parallel loop may use (1: the search offers none).
   int workers = 1;
+  // AVX-512 BF16 (vdpbf16ps): the dot kernel multiplies bf16 k-pairs in one
+  // instruction. Only with AVX-512 (the runtime sets it from CPUID).
+  bool bf16_dot = false;
   // Cache capacities in lines, each rounded down to a power of two
   // (48 KiB -> 512 lines).
   int64_t l1_lines = 512;
