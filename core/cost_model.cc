@@ -89,7 +89,11 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
         c.peak.gpr += 1;
       } else {
         Level from = spec.aux[e.alloc.operand].level;
-        c.main += moved.Lines() * t.cost.Line(from, moved.Dense());
+        bool dense = moved.Dense();
+        if (from == Level::kGL && moved.aux.pack == 0 &&
+            moved.RunBytes() < t.cost.dram_run_bytes)
+          dense = false;
+        c.main += moved.Lines() * t.cost.Line(from, dense);
       }
       break;
     }

@@ -8,7 +8,9 @@
 //            when the counter is in a stack slot); parallel: ceil(tasks /
 //            workers) * the slower of body and remainder + parallel_setup
 //   Block  : sum of children
-//   Alloc  : view: lines * price(source level, dense or strided) + body;
+//   Alloc  : view: lines * price(source level, dense or strided; from GL a
+//            plain tile with rows shorter than dram_run_bytes is strided)
+//            + body;
 //            buffer and register tile: sum of children (the copies are
 //            Move children with their own cost)
 //   Kernel : the kernel's own cost (core/kernels.h)

@@ -48,6 +48,15 @@ enum class KernelId : uint8_t {
   kDotBf16,
 };
 inline constexpr int kNumKernels = 9;
+// The broadcast kernel prefetches a plain bf16 B this many rows ahead (one
+// prefetcht0 per 64 bytes of its row) when B's rows are at least
+// kPrefetchMinPitch bytes apart: each row is then its own DRAM stream, which
+// the hardware prefetchers pick up late (the vector-matrix schedules walk
+// short pieces of many rows). Eight rows is one k-block of those schedules;
+// measured on 1x2048x16384 with AVX2: 13.6 GFLOP/s without, 25.6 with 8
+// rows, 23.7 with 16, 16.0 with 32.
+inline constexpr int kPrefetchRows = 8;
+inline constexpr int64_t kPrefetchMinPitch = 4096;
 // Longest dot product one kernel unrolls, in vectors.
 inline constexpr int64_t kMaxDotVectors = 32;
 // Unrolled store sequences longer than this are left to loops.

@@ -49,6 +49,14 @@ struct CostParams {
   // panel, whose lines share one L1 set).
   std::array<int64_t, kNumLevels> line_dense = {42, 15, 6, 0, 0};
   std::array<int64_t, kNumLevels> line_strided = {94, 67, 55, 0, 0};
+  // From DRAM only long runs stream: a plain tile whose rows are shorter than
+  // this many bytes is priced strided, however few its rows. Each short row
+  // opens a new stream the prefetchers must find again (a loop over such
+  // tiles walks rows a pitch apart). Measured on the host (bench/
+  // cost_calibration, "runs"): reading 64 MiB as runs of R bytes at a 32 KiB
+  // pitch, row after row, reached 22 % of a sequential read at 64 B, 33 % at
+  // 128 B, 62 % at 256 B, 84 % at 512 B, 89 % at 1 KiB and 94 % at 2 KiB.
+  int64_t dram_run_bytes = 1024;
 
   int64_t Line(Level from, bool dense) const {
     return (dense ? line_dense : line_strided)[static_cast<int>(from)];

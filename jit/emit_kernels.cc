@@ -83,6 +83,16 @@ void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
   const bool a_bf16 = s.aux[0].dtype == DType::kBF16;
   const bool b_bf16 = s.aux[1].dtype == DType::kBF16;
   const int mask = b_bf16 ? -1 : MaybeMaskReg(e, s.n, vw);
+  // A plain bf16 B whose rows are separate DRAM streams: prefetch the line of
+  // each 64 bytes kPrefetchRows rows ahead (core/kernels.h).
+  if (b_bf16 && vw > 1 && b.panel_axis == Axis::kNone &&
+      b.row_stride >= kPrefetchMinPitch) {
+    for (int64_t byte = 0; byte < 2 * s.n; byte += 64) {
+      const int64_t off = b.Offset(kPrefetchRows, byte / 2);
+      if (off == static_cast<int32_t>(off))
+        e.prefetcht0(e.ptr[b.base + static_cast<int32_t>(off)]);
+    }
+  }
   std::vector<int> bregs;
   for (int64_t j = 0; j < nv; ++j) {
     int r = e.AllocVreg();
