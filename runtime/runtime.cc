@@ -84,11 +84,16 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
       return absl::InvalidArgumentError(absl::StrCat(
           "cannot create kernel for ", PrintSpec(s), ": operand ", names[i],
           " is in ", Name(s.aux[i].level), ", must be in gl"));
-    if (s.aux[i].pack != 0)
+    // A matmul's B may come pre-packed in row-major panels (weights packed
+    // once, read by many calls); other packed operands occur only inside
+    // programs.
+    const bool prepacked_b = s.IsMatmul() && i == 1 &&
+                             s.aux[i].layout == Layout::kRowMajor;
+    if (s.aux[i].pack != 0 && !prepacked_b)
       return absl::UnimplementedError(absl::StrCat(
           "cannot create kernel for ", PrintSpec(s), ": operand ", names[i],
-          " is packed, must be plain row- or column-major (packed operands "
-          "only occur inside programs)"));
+          " is packed, must be plain row- or column-major (only a matmul's b "
+          "may be pre-packed, in row panels)"));
   }
   // f32 throughout, or bf16 inputs accumulated into an f32 output.
   const DType in = s.aux[0].dtype;

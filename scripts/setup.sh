@@ -15,6 +15,7 @@ packages=(
   libzydis-dev          # disassembler for `amarena explain --asm`
   libpthreadpool-dev    # thread pool that runs parallel loops
   valgrind              # tests: generated code stays inside its operands
+  libdnnl-dev           # peer in bench/bf16_benchmark only: oneDNN's bf16 matmul
 )
 
 if [ "${SKIP_APT:-0}" != 1 ]; then

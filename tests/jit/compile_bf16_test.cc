@@ -100,6 +100,25 @@ TEST_P(Bf16Test, IssueShapes) {
     }
 }
 
+// B pre-packed in row panels (b=pP, the weights a caller packs once with
+// Relayout): panels wider than, equal to and narrower than a vector, a last
+// panel cut short, serial and with two threads; f32 too.
+TEST_P(Bf16Test, PrePackedB) {
+  for (int threads : {1, 2})
+    for (const char* text :
+         {"matmul 1x2048x16384 bf16*bf16->f32 b=p32",
+          "matmul 3x100x2053 bf16*bf16->f32 b=p32",
+          "matmul 16x7x100 bf16*bf16->f32 b=p64",
+          "matmul 4x33x50 bf16*bf16->f32 b=p16",
+          "matmul 5x64x40 bf16*bf16->f32 b=p8 accum",
+          "matmul 7x13x50 f32 b=p16", "matmul 64x64x64 f32 b=p32"}) {
+      absl::StatusOr<Spec> s = ParseSpec(text);
+      ASSERT_TRUE(s.ok()) << s.status();
+      EXPECT_TRUE(KernelMatchesReference(Rt(GetParam(), threads), *s))
+          << threads << " threads";
+    }
+}
+
 // Dot products down a column-major B: k below, at and above one vector of
 // each form (8/16 f32 lanes, 32 bf16 for vdpbf16ps), odd and even, and longer
 // than one kernel unrolls. With AVX-512 BF16 the search takes vdpbf16ps.

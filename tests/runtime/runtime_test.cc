@@ -54,6 +54,10 @@ TEST(RuntimeTest, UnsupportedFeaturesAreUnimplemented) {
             absl::StatusCode::kUnimplemented);
   EXPECT_EQ(rt.Get("zero 4x4 bf16").status().code(),
             absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(rt.Get("matmul 4x4x4 f32 a=p16").status().code(),
+            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(rt.Get("matmul 4x4x4 f32 b=col,p16").status().code(),
+            absl::StatusCode::kUnimplemented);
   EXPECT_EQ(rt.Get("matmul 2x4x4x4 f32").status().code(),
             absl::StatusCode::kUnimplemented);
   EXPECT_EQ(rt.Get("move 4x4 f32").status().code(),
@@ -63,7 +67,8 @@ TEST(RuntimeTest, UnsupportedFeaturesAreUnimplemented) {
 TEST(RuntimeTest, AcceptsBf16InputsWithAnF32Output) {
   Runtime rt(HostTarget());
   for (const char* text : {"matmul 4x4x4 bf16*bf16->f32",
-                           "matmul 1x64x33 bf16*bf16->f32 b=col"}) {
+                           "matmul 1x64x33 bf16*bf16->f32 b=col",
+                           "matmul 2x64x33 bf16*bf16->f32 b=p16"}) {
     absl::StatusOr<KernelPtr> k = rt.Get(text);
     ASSERT_TRUE(k.ok()) << text << ": " << k.status();
     EXPECT_TRUE(testing::KernelMatchesReference(rt, *ParseSpec(text))) << text;

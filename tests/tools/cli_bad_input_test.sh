@@ -24,7 +24,7 @@ check "matmul 99999999999999999999x1x1 f32" "dimension M is 99999999999999999999
 check "" "text is empty"
 check "matmul 4x4x4 bf16" "dtypes are bf16*bf16->bf16, must be f32 or bf16*bf16->f32"
 check "matmul 4x4x4 f32 frobnicate" "option 'frobnicate' is unknown"
-check "matmul 4x4x4 f32 b=p16" "operand b is packed"
+check "matmul 4x4x4 f32 a=p16" "operand a is packed"
 # A bad environment is bad input too.
 AMARENA_MAX_ISA=sse check "matmul 4x4x4 f32" "AMARENA_MAX_ISA is 'sse', must be avx2 or avx512"
 exit $fail
