@@ -52,10 +52,13 @@ struct CostParams {
   // From DRAM only long runs stream: a plain tile whose rows are shorter than
   // this many bytes is priced strided, however few its rows. Each short row
   // opens a new stream the prefetchers must find again (a loop over such
-  // tiles walks rows a pitch apart). Measured on the host (bench/
-  // cost_calibration, "runs"): reading 64 MiB as runs of R bytes at a 32 KiB
-  // pitch, row after row, reached 22 % of a sequential read at 64 B, 33 % at
-  // 128 B, 62 % at 256 B, 84 % at 512 B, 89 % at 1 KiB and 94 % at 2 KiB.
+  // tiles walks rows a pitch apart). bench/cost_calibration reads a 64 MiB
+  // matrix as runs of R bytes at a 32 KiB pitch, row after row; one run on
+  // the host, as % of reading it sequentially: 15 % at 64 B, 23 % at 128 B,
+  // 41 % at 256 B, 45 % at 512 B, 51 % at 1 KiB, 53 % at 2 KiB, 52 % at
+  // 4 KiB. Below 1 KiB a line costs 2-3x a sequential one (the strided
+  // price is 2.2x the dense); from 1 KiB on, longer runs gain little, but
+  // only whole rows (or packed panels) reach the sequential rate.
   int64_t dram_run_bytes = 1024;
 
   int64_t Line(Level from, bool dense) const {
