@@ -164,7 +164,8 @@ void BM_Amarena(benchmark::State& state, Isa isa, int64_t m, int threads,
       absl::StrCat("matmul ", m, "x", kK, "x", kN, " bf16*bf16->f32",
                    panel ? absl::StrCat(" b=p", panel) : "");
   absl::StatusOr<KernelPtr> k = rt->Get(text);
-  if (!k.ok()) return state.SkipWithError(std::string(k.status().message()).c_str());
+  if (!k.ok())
+    return state.SkipWithError(std::string(k.status().message()).c_str());
   Problem p = MakeProblem(m);
   std::vector<std::vector<uint16_t>> bs(kCopies, p.b);
   if (panel) {
@@ -209,8 +210,8 @@ void BM_OneDnn(benchmark::State& state, int64_t m, int threads,
   Problem p = MakeProblem(m);
   dnnl::matmul::primitive_desc pd;
   try {
-    pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_md, c_md),
-                                      eng);
+    pd =
+        dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_md, c_md), eng);
   } catch (const dnnl::error& e) {
     return state.SkipWithError(e.what());
   }
@@ -243,9 +244,9 @@ void BM_OneDnn(benchmark::State& state, int64_t m, int threads,
     strm.wait();
   }
   SetCounters(state, m);
-  state.SetLabel(absl::StrCat("oneDNN ", prepacked ? "pre-packed" : "plain",
-                              " matmul ", m, "x", kK, "x", kN, " bf16*bf16->f32 ",
-                              threads, " thread", threads > 1 ? "s" : ""));
+  state.SetLabel(absl::StrCat(
+      "oneDNN ", prepacked ? "pre-packed" : "plain", " matmul ", m, "x", kK,
+      "x", kN, " bf16*bf16->f32 ", threads, " thread", threads > 1 ? "s" : ""));
 }
 
 // pct_dram needs the rate, which Google Benchmark computes after the loop.
@@ -267,17 +268,17 @@ class PctReporter : public benchmark::ConsoleReporter {
 
 BENCHMARK(BM_DramRead)->Iterations(1);
 
-#define AMARENA_BF16(name, isa, m, threads)                  \
-  BENCHMARK_CAPTURE(BM_Amarena, name, isa, m, threads)       \
-      ->Unit(benchmark::kMicrosecond)                        \
+#define AMARENA_BF16(name, isa, m, threads)            \
+  BENCHMARK_CAPTURE(BM_Amarena, name, isa, m, threads) \
+      ->Unit(benchmark::kMicrosecond)                  \
       ->UseRealTime()
-#define AMARENA_BF16_PACKED(name, isa, m, threads, panel)    \
+#define AMARENA_BF16_PACKED(name, isa, m, threads, panel)     \
   BENCHMARK_CAPTURE(BM_Amarena, name, isa, m, threads, panel) \
-      ->Unit(benchmark::kMicrosecond)                        \
+      ->Unit(benchmark::kMicrosecond)                         \
       ->UseRealTime()
-#define ONEDNN_BF16(name, m, threads, packed)                \
-  BENCHMARK_CAPTURE(BM_OneDnn, name, m, threads, packed)     \
-      ->Unit(benchmark::kMicrosecond)                        \
+#define ONEDNN_BF16(name, m, threads, packed)            \
+  BENCHMARK_CAPTURE(BM_OneDnn, name, m, threads, packed) \
+      ->Unit(benchmark::kMicrosecond)                    \
       ->UseRealTime()
 
 // B pre-packed in panels of 32 (b=p32): each call streams K x 32 panels, one
@@ -294,12 +295,12 @@ AMARENA_BF16_PACKED(avx2_m1_prepacked_2threads, Isa::kAvx2, 1, 2, 32);
 AMARENA_BF16_PACKED(avx512_m1_prepacked_2threads, Isa::kAvx512, 1, 2, 32);
 ONEDNN_BF16(plain_m1_2threads, 1, 2, false);
 ONEDNN_BF16(prepacked_m1_2threads, 1, 2, true);
-#define AMARENA_BF16_M(m)                                                 \
-  AMARENA_BF16(avx2_m##m, Isa::kAvx2, m, 1);                              \
-  AMARENA_BF16(avx512_m##m, Isa::kAvx512, m, 1);                          \
-  AMARENA_BF16_PACKED(avx2_m##m##_prepacked, Isa::kAvx2, m, 1, 32);       \
-  AMARENA_BF16_PACKED(avx512_m##m##_prepacked, Isa::kAvx512, m, 1, 32);   \
-  ONEDNN_BF16(plain_m##m, m, 1, false);                                   \
+#define AMARENA_BF16_M(m)                                               \
+  AMARENA_BF16(avx2_m##m, Isa::kAvx2, m, 1);                            \
+  AMARENA_BF16(avx512_m##m, Isa::kAvx512, m, 1);                        \
+  AMARENA_BF16_PACKED(avx2_m##m##_prepacked, Isa::kAvx2, m, 1, 32);     \
+  AMARENA_BF16_PACKED(avx512_m##m##_prepacked, Isa::kAvx512, m, 1, 32); \
+  ONEDNN_BF16(plain_m##m, m, 1, false);                                 \
   ONEDNN_BF16(prepacked_m##m, m, 1, true)
 AMARENA_BF16_M(4);
 AMARENA_BF16_M(16);

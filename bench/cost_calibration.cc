@@ -372,8 +372,9 @@ int main(int argc, char** argv) {
   std::printf("%-26s %12.3f %7d\n", "vmovups store", 1 / store_cycles,
               Units(store_cycles));
 
-  std::printf("\nDRAM runs at a 32 KiB pitch, %% of a sequential read (%.1f GB/s)\n",
-              static_cast<double>(run_rows * run_pitch * sizeof(float)) / seq_ns);
+  std::printf(
+      "\nDRAM runs at a 32 KiB pitch, %% of a sequential read (%.1f GB/s)\n",
+      static_cast<double>(run_rows * run_pitch * sizeof(float)) / seq_ns);
   for (const auto& [bytes, pct] : runs)
     std::printf("%6zu B %7.1f %%\n", bytes, pct);
 

@@ -65,7 +65,10 @@ namespace {
 std::string DTypesText(const Spec& s) {
   std::string out;
   for (int i = 0; i < s.NumOperands(); ++i)
-    absl::StrAppend(&out, i == 0 ? "" : i == s.OutputIndex() ? "->" : "*",
+    absl::StrAppend(&out,
+                    i == 0                 ? ""
+                    : i == s.OutputIndex() ? "->"
+                                           : "*",
                     Name(s.aux[i].dtype));
   return out;
 }
@@ -87,8 +90,8 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
     // A matmul's B may come pre-packed in row-major panels (weights packed
     // once, read by many calls); other packed operands occur only inside
     // programs.
-    const bool prepacked_b = s.IsMatmul() && i == 1 &&
-                             s.aux[i].layout == Layout::kRowMajor;
+    const bool prepacked_b =
+        s.IsMatmul() && i == 1 && s.aux[i].layout == Layout::kRowMajor;
     if (s.aux[i].pack != 0 && !prepacked_b)
       return absl::UnimplementedError(absl::StrCat(
           "cannot create kernel for ", PrintSpec(s), ": operand ", names[i],

@@ -55,8 +55,9 @@ TEST_P(Bf16Grid, MatchesTheReference) {
   if (!HasIsa(isa)) GTEST_SKIP() << "CPU lacks " << Name(isa);
   for (int64_t k : {1, 7, 100, 2053})
     for (int64_t n : {1, 7, 100, 2053})
-      EXPECT_TRUE(KernelMatchesReference(Rt(isa, 1), Bf16Matmul(m, k, n, layout),
-                                         /*seed=*/static_cast<uint64_t>(k * n)));
+      EXPECT_TRUE(
+          KernelMatchesReference(Rt(isa, 1), Bf16Matmul(m, k, n, layout),
+                                 /*seed=*/static_cast<uint64_t>(k * n)));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -90,7 +91,8 @@ TEST_P(Bf16Test, IssueShapes) {
     for (const char* text :
          {"matmul 1x2048x16384 bf16*bf16->f32",
           "matmul 1x2048x16384 bf16*bf16->f32 b=col",
-          "matmul 4x2048x1000 bf16*bf16->f32", "matmul 64x300x515 bf16*bf16->f32",
+          "matmul 4x2048x1000 bf16*bf16->f32",
+          "matmul 64x300x515 bf16*bf16->f32",
           "matmul 17x33x129 bf16*bf16->f32 accum",
           "matmul 9x130x20 bf16*bf16->f32 a=col b=col c=col"}) {
       absl::StatusOr<Spec> s = ParseSpec(text);

@@ -66,9 +66,9 @@ TEST(RuntimeTest, UnsupportedFeaturesAreUnimplemented) {
 
 TEST(RuntimeTest, AcceptsBf16InputsWithAnF32Output) {
   Runtime rt(HostTarget());
-  for (const char* text : {"matmul 4x4x4 bf16*bf16->f32",
-                           "matmul 1x64x33 bf16*bf16->f32 b=col",
-                           "matmul 2x64x33 bf16*bf16->f32 b=p16"}) {
+  for (const char* text :
+       {"matmul 4x4x4 bf16*bf16->f32", "matmul 1x64x33 bf16*bf16->f32 b=col",
+        "matmul 2x64x33 bf16*bf16->f32 b=p16"}) {
     absl::StatusOr<KernelPtr> k = rt.Get(text);
     ASSERT_TRUE(k.ok()) << text << ": " << k.status();
     EXPECT_TRUE(testing::KernelMatchesReference(rt, *ParseSpec(text))) << text;

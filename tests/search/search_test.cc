@@ -226,7 +226,8 @@ TEST(SearchTest, DpEqualsBruteForceBf16UpTo6x6x6) {
   t.l1_lines = 4;
   t.l2_lines = 8;
   t.l3_lines = 64;
-  const Budget budgets[] = {t.MaxBudget(), {6, 2, 4, 8, 64}, {16, 10, 1, 2, 64}};
+  const Budget budgets[] = {
+      t.MaxBudget(), {6, 2, 4, 8, 64}, {16, 10, 1, 2, 64}};
   BruteForce brute(t);
   Searcher dp(t);
   int feasible = 0;
