@@ -144,7 +144,11 @@ int64_t LowerBound(const Spec& spec, const Target& t) {
     if (l == Level::kL1 || l == Level::kVRF) continue;
     TensorSpec op = spec.Operand(i);
     int64_t bytes = op.Elements() * SizeOf(op.aux.dtype);
-    lb += (bytes + kLineBytes - 1) / kLineBytes * t.cost.Line(l, true);
+    // Every view of a part of a plain GL operand whose rows are short has
+    // rows at least as short: all of them are priced strided.
+    const bool dense = l != Level::kGL || op.aux.pack != 0 ||
+                       op.RunBytes() >= t.cost.dram_run_bytes;
+    lb += (bytes + kLineBytes - 1) / kLineBytes * t.cost.Line(l, dense);
   }
   return lb;
 }
