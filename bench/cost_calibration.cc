@@ -28,6 +28,12 @@
 //    iteration over a 1 KiB window): units per load = round(6 / loads per
 //    cycle), likewise for stores.
 //
+// 4. DRAM runs: a 64 MiB matrix with 32 KiB rows (a 2048 x 16384 bf16 B) read
+//    as runs of R bytes, row after row down a column band, then the next
+//    band (how a loop over k walks B below a tile over n); as a percentage
+//    of reading the same matrix sequentially. What makes the cost model
+//    price short runs from DRAM as strided (CostParams::dram_run_bytes).
+//
 // With --json the last line is one JSON object holding every value.
 #include <immintrin.h>
 #include <sched.h>
@@ -124,6 +130,24 @@ __attribute__((target("avx2"), always_inline)) inline void SumLines(
     acc[6] = _mm256_add_ps(acc[6], _mm256_load_ps(base + 3 * pitch));
     acc[7] = _mm256_add_ps(acc[7], _mm256_load_ps(base + 3 * pitch + 8));
   }
+}
+
+// Reads a rows x pitch-float matrix as runs of `run` floats: for each band
+// of columns, each row's run in turn.
+__attribute__((target("avx2"), noinline)) void RunPass(const float* m,
+                                                       size_t rows,
+                                                       size_t pitch,
+                                                       size_t run) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0;
+  for (size_t c = 0; c < pitch; c += run)
+    for (size_t r = 0; r < rows; ++r) {
+      const float* p = m + r * pitch + c;
+      for (size_t i = 0; i < run; i += 16) {
+        a0 = _mm256_add_ps(a0, _mm256_load_ps(p + i));
+        a1 = _mm256_add_ps(a1, _mm256_load_ps(p + i + 8));
+      }
+    }
+  Sink(_mm256_add_ps(a0, a1));
 }
 
 __attribute__((target("avx2"))) void SinkAcc(const __m256 acc[8]) {
@@ -315,6 +339,20 @@ int main(int argc, char** argv) {
       kOpsPerIter;
   std::free(window);
 
+  // 4. DRAM runs.
+  const size_t run_rows = 2048, run_pitch = 8192;  // floats: 32 KiB rows
+  float* big = AllocTouched(run_rows * run_pitch * sizeof(float));
+  auto pass_ns = [&](size_t run) {
+    return MedianNsPerCount([&](int64_t n) {
+      for (int64_t i = 0; i < n; ++i) RunPass(big, run_rows, run_pitch, run);
+    });
+  };
+  const double seq_ns = pass_ns(run_pitch);
+  std::vector<std::pair<size_t, double>> runs;
+  for (size_t bytes : {64, 128, 256, 512, 1024, 2048, 4096})
+    runs.emplace_back(bytes, 100 * seq_ns / pass_ns(bytes / sizeof(float)));
+  std::free(big);
+
   std::printf("clock: %.3f GHz (vfmadd231ps ymm, assuming 2 FMA/cycle)\n", ghz);
   std::printf("unit = 1/6 cycle; median of %d runs\n\n", kReps);
   std::printf("%-5s %9s  %-8s %12s %7s\n", "level", "set", "pattern",
@@ -334,8 +372,17 @@ int main(int argc, char** argv) {
   std::printf("%-26s %12.3f %7d\n", "vmovups store", 1 / store_cycles,
               Units(store_cycles));
 
+  std::printf(
+      "\nDRAM runs at a 32 KiB pitch, %% of a sequential read (%.1f GB/s)\n",
+      static_cast<double>(run_rows * run_pitch * sizeof(float)) / seq_ns);
+  for (const auto& [bytes, pct] : runs)
+    std::printf("%6zu B %7.1f %%\n", bytes, pct);
+
   if (json) {
     std::string out = "{\"ghz\":" + std::to_string(ghz);
+    for (const auto& [bytes, pct] : runs)
+      out += ",\"dram_run_" + std::to_string(bytes) +
+             "_pct\":" + std::to_string(pct);
     for (const Level& level : levels) {
       std::string key = level.name;
       for (char& ch : key) ch = static_cast<char>(std::tolower(ch));

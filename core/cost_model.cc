@@ -89,7 +89,11 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
         c.peak.gpr += 1;
       } else {
         Level from = spec.aux[e.alloc.operand].level;
-        c.main += moved.Lines() * t.cost.Line(from, moved.Dense());
+        bool dense = moved.Dense();
+        if (from == Level::kGL && moved.aux.pack == 0 &&
+            moved.RunBytes() < t.cost.dram_run_bytes)
+          dense = false;
+        c.main += moved.Lines() * t.cost.Line(from, dense);
       }
       break;
     }
@@ -111,6 +115,18 @@ int64_t LowerBound(const Spec& spec, const Target& t) {
   if (spec.IsMatmul()) {
     int64_t per_row = (spec.n + t.f32_lanes - 1) / t.f32_lanes;
     lb = spec.b * spec.m * spec.k * per_row * t.cost.fma;
+    // Where dot products may run (A's rows and B's columns contiguous along
+    // k; no rewrite changes either layout but packing B into row panels), a
+    // vector covers `lanes` (vdpbf16ps: 2 * lanes) multiply-adds along k
+    // instead, in any mix with the broadcast form: only the total count is a
+    // bound then.
+    if (spec.aux[0].layout == Layout::kRowMajor &&
+        spec.aux[1].layout == Layout::kColMajor) {
+      const int64_t lanes =
+          t.f32_lanes *
+          (t.bf16_dot && spec.aux[0].dtype == DType::kBF16 ? 2 : 1);
+      lb = std::min(lb, (spec.Macs() + lanes - 1) / lanes * t.cost.fma);
+    }
   }
   // Moves and zeros touch every element of their output, at most a vector at
   // a time: a store each, unless the output is registers (then a load for a
@@ -128,7 +144,11 @@ int64_t LowerBound(const Spec& spec, const Target& t) {
     if (l == Level::kL1 || l == Level::kVRF) continue;
     TensorSpec op = spec.Operand(i);
     int64_t bytes = op.Elements() * SizeOf(op.aux.dtype);
-    lb += (bytes + kLineBytes - 1) / kLineBytes * t.cost.Line(l, true);
+    // Every view of a part of a plain GL operand whose rows are short has
+    // rows at least as short: all of them are priced strided.
+    const bool dense = l != Level::kGL || op.aux.pack != 0 ||
+                       op.RunBytes() >= t.cost.dram_run_bytes;
+    lb += (bytes + kLineBytes - 1) / kLineBytes * t.cost.Line(l, dense);
   }
   return lb;
 }

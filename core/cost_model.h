@@ -8,7 +8,9 @@
 //            when the counter is in a stack slot); parallel: ceil(tasks /
 //            workers) * the slower of body and remainder + parallel_setup
 //   Block  : sum of children
-//   Alloc  : view: lines * price(source level, dense or strided) + body;
+//   Alloc  : view: lines * price(source level, dense or strided; from GL a
+//            plain tile with rows shorter than dram_run_bytes is strided)
+//            + body;
 //            buffer and register tile: sum of children (the copies are
 //            Move children with their own cost)
 //   Kernel : the kernel's own cost (core/kernels.h)
@@ -46,7 +48,8 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
 
 // A lower bound on the cost of every tree implementing `spec` (admissible, so
 // pruning with it keeps the search exact): the FMAs, one per (masked) vector
-// of the target's width per output row and k; for
+// of the target's width per output row and k (where dot products may run, one
+// per vector of multiply-adds in all); for
 // moves and zeros, one store (or register load) per vector of output; plus
 // each operand's elements brought in once from its level at the dense price.
 // Every element must reach L1 through some view out of its level, and a view

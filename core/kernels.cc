@@ -11,6 +11,17 @@ bool AllF32(const Spec& s) {
   return true;
 }
 
+// Matmul kernels accumulate in f32; each input may be f32 or bf16 (widened
+// as it is loaded).
+bool F32Output(const Spec& s) { return s.aux[2].dtype == DType::kF32; }
+bool Bf16(const TensorAux& a) { return a.dtype == DType::kBF16; }
+
+// Widening a bf16 vector takes two FP-pipe uops (a zero-extending shuffle,
+// fused with its load, and a shift) where Zen 5 has four FP pipes of which two
+// run FMAs: priced as one FMA slot. An estimate from the pipe counts, not
+// measured.
+int64_t WidenCost(const Target& t) { return t.cost.fma; }
+
 // A memory tile whose columns can be read vw at a time by one vector access:
 // row-major, and no vector straddles two panels. A last partial vector per
 // row is read or written under a mask (full-width vectors only).
@@ -55,19 +66,33 @@ int64_t VectorsPerRow(const Spec& s) {
   return (s.n + vw - 1) / vw;
 }
 bool BroadcastFmaApplies(const Spec& s, const Target& t) {
-  if (s.kind != Kind::kMatmulAccum || s.k != 1 || !AllF32(s)) return false;
+  if (s.kind != Kind::kMatmulAccum || s.k != 1 || !F32Output(s)) return false;
   TensorSpec a = s.Operand(0), b = s.Operand(1), c = s.Operand(2);
   if (!RegisterTileOk(c, t)) return false;
   return a.aux.level == Level::kL1 && b.aux.level == Level::kL1 &&
          ColumnsVectorisable(b, c.aux.vector_width, t);
 }
-int BroadcastFmaScratch(const Spec& s, const Target& t) {
-  return static_cast<int>(VectorsPerRow(s)) + 1 + MaskScratch(s.Operand(2), t);
-}
+// bf16 operands: every B vector and every broadcast of A is widened; with
+// AVX2 a partial last B vector is gathered word by word (one load each). A
+// plain bf16 B may be prefetched (kPrefetchRows): a load slot per 64 bytes,
+// charged whether or not its pitch makes the emitter issue them.
 int64_t BroadcastFmaCost(const Spec& s, const Target& t) {
   int64_t nv = VectorsPerRow(s);
   int64_t fmas = s.m * nv, loads = nv + s.m;
-  return std::max(fmas * t.cost.fma, loads * t.cost.load);
+  int64_t widen = (Bf16(s.aux[1]) ? nv : 0) + (Bf16(s.aux[0]) ? s.m : 0);
+  if (Bf16(s.aux[1]) && s.aux[1].pack == 0) loads += (2 * s.n + 63) / 64;
+  const TensorSpec c = s.Operand(2);
+  if (Bf16(s.aux[1]) && Masked(c) && t.isa == Isa::kAvx2)
+    loads += c.cols % c.aux.vector_width;
+  return std::max(fmas * t.cost.fma + widen * WidenCost(t),
+                  loads * t.cost.load);
+}
+// Scratch: B's vectors and the broadcast; a bf16 B's AVX2 tail is gathered
+// into its own register, so no mask register.
+int BroadcastFmaScratchOf(const Spec& s, const Target& t) {
+  const TensorSpec c = s.Operand(2);
+  const int mask = Bf16(s.aux[1]) ? 0 : MaskScratch(c, t);
+  return static_cast<int>(VectorsPerRow(s)) + 1 + mask;
 }
 
 // --- kScalarFma
@@ -159,14 +184,20 @@ int64_t CopyOps(const Spec& s, int lanes) {
   int64_t inner = src.InnerExtent();
   return src.OuterExtent() * (vec ? inner / lanes + inner % lanes : inner);
 }
+// f32 -> f32, bf16 -> bf16, and the cast bf16 -> f32 (never narrowing).
+bool CopyDtypesOk(const Spec& s) {
+  return s.aux[0].dtype == s.aux[1].dtype || Bf16(s.aux[0]);
+}
 bool CopyApplies(const Spec& s, const Target& t) {
-  if (s.kind != Kind::kMove || !AllF32(s)) return false;
+  if (s.kind != Kind::kMove || !CopyDtypesOk(s)) return false;
   return s.aux[0].level == Level::kL1 && s.aux[1].level == Level::kL1 &&
          CopyOps(s, t.f32_lanes) <= kMaxUnrolledStores;
 }
 int OneScratch(const Spec&, const Target&) { return 1; }
 int64_t CopyCost(const Spec& s, const Target& t) {
-  return CopyOps(s, t.f32_lanes) * std::max(t.cost.load, t.cost.store);
+  const bool cast = s.aux[0].dtype != s.aux[1].dtype;
+  return CopyOps(s, t.f32_lanes) *
+         (std::max(t.cost.load, t.cost.store) + (cast ? WidenCost(t) : 0));
 }
 
 // --- kDot -------------------------------------------------------------------
@@ -174,37 +205,72 @@ int64_t CopyCost(const Spec& s, const Target& t) {
 // AVX2, 1 mask when the last vector is partial). Cost: loads (two per vector),
 // FMAs, or the latency of the longest accumulator chain (4 cycles an FMA),
 // whichever is highest, plus the horizontal sum and c's update.
-int64_t DotVectors(const Spec& s, const Target& t) {
-  return (s.k + t.f32_lanes - 1) / t.f32_lanes;
+// One vector of k per FMA: the target's f32 lanes; vdpbf16ps takes twice
+// that (k-pairs).
+int64_t DotLanes(KernelId id, const Target& t) {
+  return id == KernelId::kDotBf16 ? 2 * t.f32_lanes : t.f32_lanes;
 }
-int DotAccumulators(const Spec& s, const Target& t) {
-  return static_cast<int>(std::min<int64_t>(DotVectors(s, t), 4));
+int64_t DotVectors(KernelId id, const Spec& s, const Target& t) {
+  return (s.k + DotLanes(id, t) - 1) / DotLanes(id, t);
 }
-bool DotApplies(const Spec& s, const Target& t) {
+int DotAccumulators(KernelId id, const Spec& s, const Target& t) {
+  return static_cast<int>(std::min<int64_t>(DotVectors(id, s, t), 4));
+}
+bool DotShapeOk(KernelId id, const Spec& s, const Target& t) {
   if (s.kind != Kind::kMatmulAccum || s.m != 1 || s.n != 1 || s.k < 2 ||
-      !AllF32(s))
+      !F32Output(s) || s.aux[0].dtype != s.aux[1].dtype)
     return false;
   for (int i = 0; i < 3; ++i)
     if (s.aux[i].level != Level::kL1) return false;
   const TensorAux &a = s.aux[0], &b = s.aux[1];
-  return a.layout == Layout::kRowMajor && a.pack % t.f32_lanes == 0 &&
-         b.layout == Layout::kColMajor && b.pack % t.f32_lanes == 0 &&
-         DotVectors(s, t) <= kMaxDotVectors;
+  return a.layout == Layout::kRowMajor && a.pack % DotLanes(id, t) == 0 &&
+         b.layout == Layout::kColMajor && b.pack % DotLanes(id, t) == 0 &&
+         DotVectors(id, s, t) <= kMaxDotVectors;
 }
+bool DotApplies(const Spec& s, const Target& t) {
+  return DotShapeOk(KernelId::kDot, s, t);
+}
+// f32: A's vector (+ B's and, with AVX2, a mask for a partial last vector);
+// bf16: A's and B's widened vectors (AVX2 gathers a partial one word by word).
 int DotScratch(const Spec& s, const Target& t) {
+  const int acc = DotAccumulators(KernelId::kDot, s, t);
+  if (Bf16(s.aux[0])) return acc + 2;
   bool partial = s.k % t.f32_lanes != 0;
-  return DotAccumulators(s, t) + 1 +
-         (partial ? (t.isa == Isa::kAvx2 ? 2 : 1) : 0);
+  return acc + 1 + (partial ? (t.isa == Isa::kAvx2 ? 2 : 1) : 0);
+}
+// Loads (two per vector), FMAs (and widening), or the latency of the longest
+// accumulator chain, whichever is highest, plus the horizontal sum and c's
+// update.
+int64_t DotCostOf(KernelId id, const Spec& s, const Target& t,
+                  int64_t latency_cycles, int64_t widen) {
+  const int64_t v = DotVectors(id, s, t), acc = DotAccumulators(id, s, t);
+  const int64_t chain = (v + acc - 1) / acc * latency_cycles * 6;
+  return std::max({v * t.cost.fma + widen, 2 * v * t.cost.load, chain}) +
+         6 * t.cost.fma + t.cost.load + t.cost.store;
 }
 int64_t DotCost(const Spec& s, const Target& t) {
-  const int64_t v = DotVectors(s, t), acc = DotAccumulators(s, t);
-  const int64_t chain = (v + acc - 1) / acc * 4 * 6;  // 4-cycle FMA latency
-  return std::max({v * t.cost.fma, 2 * v * t.cost.load, chain}) +
-         6 * t.cost.fma + t.cost.load + t.cost.store;
+  const int64_t v = DotVectors(KernelId::kDot, s, t);
+  return DotCostOf(KernelId::kDot, s, t, 4,  // 4-cycle FMA latency
+                   Bf16(s.aux[0]) ? 2 * v * WidenCost(t) : 0);
+}
+
+// --- kDotBf16 ---------------------------------------------------------------
+// Registers: min(v, 4) accumulators + A's vector (+ B's for a partial last
+// vector, loaded under a 32-bit word mask). vdpbf16ps runs on the FMA pipes
+// with a 6-cycle latency on Zen 4/5 (AMD's guide; not measured here).
+bool DotBf16Applies(const Spec& s, const Target& t) {
+  return t.bf16_dot && Bf16(s.aux[0]) && DotShapeOk(KernelId::kDotBf16, s, t);
+}
+int DotBf16Scratch(const Spec& s, const Target& t) {
+  const bool partial = s.k % DotLanes(KernelId::kDotBf16, t) != 0;
+  return DotAccumulators(KernelId::kDotBf16, s, t) + 1 + (partial ? 1 : 0);
+}
+int64_t DotBf16Cost(const Spec& s, const Target& t) {
+  return DotCostOf(KernelId::kDotBf16, s, t, 6, 0);
 }
 
 const KernelInfo kInfos[kNumKernels] = {
-    {"broadcast_fma", BroadcastFmaApplies, BroadcastFmaScratch,
+    {"broadcast_fma", BroadcastFmaApplies, BroadcastFmaScratchOf,
      BroadcastFmaCost},
     {"scalar_fma", ScalarFmaApplies, ScalarFmaScratch, ScalarFmaCost},
     {"vector_zero", VectorZeroApplies, NoScratch, VectorZeroCost},
@@ -213,6 +279,7 @@ const KernelInfo kInfos[kNumKernels] = {
     {"vector_store", VectorStoreApplies, VectorStoreScratch, VectorStoreCost},
     {"copy", CopyApplies, OneScratch, CopyCost},
     {"dot", DotApplies, DotScratch, DotCost},
+    {"dot_bf16", DotBf16Applies, DotBf16Scratch, DotBf16Cost},
 };
 
 }  // namespace

@@ -85,7 +85,7 @@ Operands::Operands(const Spec& s) {
                 1);  // batch is not implemented; the runtime rejects it first
   for (int i = 0; i < s.NumOperands(); ++i) {
     TensorSpec t = s.Operand(i);
-    size_t bytes = static_cast<size_t>(t.Elements()) * SizeOf(t.aux.dtype);
+    size_t bytes = static_cast<size_t>(StoredElements(t)) * SizeOf(t.aux.dtype);
     size_t rounded = (bytes + 63) / 64 * 64;
     void* p = std::aligned_alloc(64, rounded);
     AMARENA_CHECK(p != nullptr);
@@ -106,7 +106,7 @@ void FillRandom(const Spec& s, Operands& ops, uint64_t seed) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   for (int i = 0; i < s.NumOperands(); ++i) {
     TensorSpec t = s.Operand(i);
-    for (int64_t e = 0; e < t.Elements(); ++e)
+    for (int64_t e = 0; e < StoredElements(t); ++e)
       WriteElement(ops.ptr(i), t.aux.dtype, e, dist(rng));
   }
 }
@@ -134,6 +134,18 @@ Verdict CheckAgainstReference(const Spec& s, const Operands& ops,
     }
   }
   return v;
+}
+
+void Relayout(const TensorSpec& from, const void* src, const TensorSpec& to,
+              void* dst) {
+  AMARENA_CHECK(from.rows == to.rows && from.cols == to.cols &&
+                from.aux.dtype == to.aux.dtype);
+  const size_t es = static_cast<size_t>(SizeOf(to.aux.dtype));
+  std::memset(dst, 0, static_cast<size_t>(StoredElements(to)) * es);
+  for (int64_t i = 0; i < to.rows; ++i)
+    for (int64_t j = 0; j < to.cols; ++j)
+      std::memcpy(static_cast<char*>(dst) + Offset(to, i, j) * es,
+                  static_cast<const char*>(src) + Offset(from, i, j) * es, es);
 }
 
 absl::Status RunReference(const Spec& s, void* const* operands) {

@@ -8,7 +8,8 @@
 //
 // Operands are the user-level kind: dense matrices in memory with the layouts
 // the Spec names (row-major: element (i,j) at i*cols + j; column-major: at
-// j*rows + i).
+// j*rows + i; packed in panels of P, core/tensor_spec.h: row-major at
+// (j/P)*rows*P + i*P + j%P, the last panel padded to P).
 #ifndef AMARENA_CORE_REFERENCE_H_
 #define AMARENA_CORE_REFERENCE_H_
 
@@ -23,8 +24,27 @@ namespace amarena {
 
 // Element offset of (i, j) in a dense matrix of this shape and layout.
 inline int64_t Offset(const TensorSpec& t, int64_t i, int64_t j) {
-  return t.aux.layout == Layout::kRowMajor ? i * t.cols + j : j * t.rows + i;
+  const int64_t p = t.aux.pack;
+  if (p == 0)
+    return t.aux.layout == Layout::kRowMajor ? i * t.cols + j : j * t.rows + i;
+  if (t.aux.layout == Layout::kRowMajor)
+    return (j / p) * t.rows * p + i * p + j % p;
+  return (i / p) * t.cols * p + j * p + i % p;
 }
+
+// Elements a matrix of this shape and layout occupies, panel padding
+// included.
+inline int64_t StoredElements(const TensorSpec& t) {
+  const int64_t p = t.aux.pack;
+  if (p == 0) return t.Elements();
+  return (t.InnerExtent() + p - 1) / p * p * t.OuterExtent();
+}
+
+// Copies a matrix between two layouts of the same shape and dtype (e.g.
+// row-major B into the panels a Spec with `b=p64` reads: pre-packed weights).
+// Panel padding in `dst` is set to zero.
+void Relayout(const TensorSpec& from, const void* src, const TensorSpec& to,
+              void* dst);
 
 // Owned, 64-byte aligned buffers for every operand of a Spec.
 class Operands {

@@ -35,7 +35,8 @@ Spec Target::Bind(Spec s) const {
 std::string Target::Fingerprint() const {
   return absl::StrCat(Name(isa), "-w", workers, "-vr", vector_registers, "-gpr",
                       gprs, "-l1:", l1_lines, "-l2:", l2_lines,
-                      "-l3:", l3_lines, "-cm", kCostModelVersion);
+                      "-l3:", l3_lines, bf16_dot ? "-bf16dp" : "", "-cm",
+                      kCostModelVersion);
 }
 
 }  // namespace amarena

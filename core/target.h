@@ -49,12 +49,23 @@ struct CostParams {
   // panel, whose lines share one L1 set).
   std::array<int64_t, kNumLevels> line_dense = {42, 15, 6, 0, 0};
   std::array<int64_t, kNumLevels> line_strided = {94, 67, 55, 0, 0};
+  // From DRAM only long runs stream: a plain tile whose rows are shorter than
+  // this many bytes is priced strided, however few its rows. Each short row
+  // opens a new stream the prefetchers must find again (a loop over such
+  // tiles walks rows a pitch apart). bench/cost_calibration reads a 64 MiB
+  // matrix as runs of R bytes at a 32 KiB pitch, row after row; one run on
+  // the host, as % of reading it sequentially: 15 % at 64 B, 23 % at 128 B,
+  // 41 % at 256 B, 45 % at 512 B, 51 % at 1 KiB, 53 % at 2 KiB, 52 % at
+  // 4 KiB. Below 1 KiB a line costs 2-3x a sequential one (the strided
+  // price is 2.2x the dense); from 1 KiB on, longer runs gain little, but
+  // only whole rows (or packed panels) reach the sequential rate.
+  int64_t dram_run_bytes = 1024;
 
   int64_t Line(Level from, bool dense) const {
     return (dense ? line_dense : line_strided)[static_cast<int>(from)];
   }
 };
-inline constexpr int kCostModelVersion = 3;
+inline constexpr int kCostModelVersion = 4;
 // Versions what the generator makes of a tree (the search space, the JIT):
 // part of every cache key and of the on-disk database's identity.
 inline constexpr int kGeneratorVersion = 2;
@@ -78,6 +89,9 @@ struct Target {
   int f32_lanes = 8;
   // Threads a parallel loop may use (1: the search offers none).
   int workers = 1;
+  // AVX-512 BF16 (vdpbf16ps): the dot kernel multiplies bf16 k-pairs in one
+  // instruction. Only with AVX-512 (the runtime sets it from CPUID).
+  bool bf16_dot = false;
   // Cache capacities in lines, each rounded down to a power of two
   // (48 KiB -> 512 lines).
   int64_t l1_lines = 512;

@@ -81,6 +81,9 @@ struct TensorSpec {
   // and each row opens a stream. The cost model prices the two apart.
   static constexpr int64_t kDenseRows = 8;
   bool Dense() const { return aux.pack != 0 || OuterExtent() <= kDenseRows; }
+  // Bytes of each contiguous run of a plain tile (one row, or one column when
+  // column-major).
+  int64_t RunBytes() const { return InnerExtent() * SizeOf(aux.dtype); }
   // Registers a VRF tensor occupies: row-major, each row padded to whole
   // registers.
   int Registers() const {

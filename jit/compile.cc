@@ -92,7 +92,8 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
     for (int i = 0; i < s.NumOperands(); ++i) {
       TensorSpec t = s.Operand(i);
       int64_t& pitch = tile_options.leading[static_cast<size_t>(i)];
-      if (pitch == 0)
+      // (A packed operand's panels already say where every tile lies.)
+      if (pitch == 0 && t.aux.pack == 0)
         pitch = t.aux.layout == Layout::kRowMajor ? t.cols : t.rows;
     }
     for (size_t c = 0; c < root.children.size(); ++c) {

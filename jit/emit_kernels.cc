@@ -40,6 +40,39 @@ int MaybeMaskReg(Emitter& e, int64_t cols, int vw) {
   return r;
 }
 
+// bf16 -> f32 in a register: a bf16 is the top half of the f32 with the same
+// value, so each 16-bit word is zero-extended to 32 bits and shifted left 16
+// (within each lane: no lane crossing). Loads `valid` of `vw` bf16 elements,
+// the j-th from `at(j)`, into register r as f32 lanes; the others read 0.
+// Whole vectors: vpmovzxwd from memory; AVX-512 tails under k1 (masked-off
+// words are not read); AVX2 tails word by word (vpinsrw), since AVX2 has no
+// 16-bit masked load.
+template <typename At>
+void LoadWidened(Emitter& e, int r, At at, int vw, int valid) {
+  const Xbyak::Xmm v = Emitter::VecW(r, vw);
+  if (vw == 1) {
+    // (w | w << 16) << 16 == w << 16 in lane 0.
+    e.vpbroadcastw(Xmm(r), at(0));
+  } else if (valid == vw) {
+    e.vpmovzxwd(v, at(0));
+  } else if (e.target().isa == Isa::kAvx512) {
+    e.vpmovzxwd(v | e.SetK1(valid) | e.T_z, at(0));
+  } else {
+    e.vpxor(Xmm(r), Xmm(r), Xmm(r));
+    for (int q = 0; q < valid; ++q)
+      e.vpinsrw(Xmm(r), Xmm(r), at(q), static_cast<uint8_t>(q));
+    e.vpmovzxwd(v, Xmm(r));
+  }
+  e.vpslld(v, v, 16);
+}
+
+// Broadcasts one bf16 element to every f32 lane of register r.
+void BroadcastWidened(Emitter& e, int r, const Xbyak::Address& at, int vw) {
+  const Xbyak::Xmm v = Emitter::VecW(r, vw);
+  e.vpbroadcastw(v, at);
+  e.vpslld(v, v, 16);
+}
+
 // C[m, n] (registers) += A[m, 1] * B[1, n]. Registers: m*ceil(n/vw)
 // accumulators (the C operand) + ceil(n/vw) for B's row + 1 broadcast (+ 1
 // AVX2 mask for a partial last vector), as BroadcastFmaScratch says.
@@ -47,22 +80,41 @@ void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
   const View &a = v[0], &b = v[1], &c = v[2];
   const int vw = c.vw;
   const int64_t nv = (s.n + vw - 1) / vw;
-  const int mask = MaybeMaskReg(e, s.n, vw);
+  const bool a_bf16 = s.aux[0].dtype == DType::kBF16;
+  const bool b_bf16 = s.aux[1].dtype == DType::kBF16;
+  const int mask = b_bf16 ? -1 : MaybeMaskReg(e, s.n, vw);
+  // A plain bf16 B whose rows are separate DRAM streams: prefetch the line of
+  // each 64 bytes kPrefetchRows rows ahead (core/kernels.h).
+  if (b_bf16 && vw > 1 && b.panel_axis == Axis::kNone &&
+      b.row_stride >= kPrefetchMinPitch) {
+    for (int64_t byte = 0; byte < 2 * s.n; byte += 64) {
+      const int64_t off = b.Offset(kPrefetchRows, byte / 2);
+      if (off == static_cast<int32_t>(off))
+        e.prefetcht0(e.ptr[b.base + static_cast<int32_t>(off)]);
+    }
+  }
   std::vector<int> bregs;
   for (int64_t j = 0; j < nv; ++j) {
     int r = e.AllocVreg();
     bregs.push_back(r);
-    if (vw == 1) {
+    int valid = static_cast<int>(std::min<int64_t>(vw, s.n - j * vw));
+    if (b_bf16) {
+      AMARENA_CHECK(vw == 1 || b.col_stride == 2 ||
+                    b.panel_axis == Axis::kCols);
+      LoadWidened(
+          e, r, [&](int q) { return b.At(0, j * vw + q); }, vw, valid);
+    } else if (vw == 1) {
       e.vmovss(Xmm(r), b.At(0, j));
     } else {
       AMARENA_CHECK(b.col_stride == 4 || b.panel_axis == Axis::kCols);
-      int valid = static_cast<int>(std::min<int64_t>(vw, s.n - j * vw));
       VectorAccess(e, /*load=*/true, r, b.At(0, j * vw), vw, valid, mask);
     }
   }
   int t = e.AllocVreg();
   for (int64_t i = 0; i < s.m; ++i) {
-    if (vw == 1) {
+    if (a_bf16) {
+      BroadcastWidened(e, t, a.At(i, 0), vw);
+    } else if (vw == 1) {
       e.vmovss(Xmm(t), a.At(i, 0));
     } else {
       e.vbroadcastss(Emitter::VecW(t, vw), a.At(i, 0));
@@ -139,6 +191,8 @@ void VectorMove(Emitter& e, const View& mem, const View& reg, bool load) {
 
 // dst = src between two memory tiles, as CopyOps in core/kernels.cc counts:
 // whole vectors along the shared contiguous dimension, then single elements.
+// bf16 -> bf16 moves vectors of half the bytes; bf16 -> f32 widens each
+// vector (or element) on the way.
 void Copy(Emitter& e, const Spec& s, std::span<const View> v) {
   const View &src = v[0], &dst = v[1];
   const TensorSpec st = s.Operand(0), dt = s.Operand(1);
@@ -147,6 +201,9 @@ void Copy(Emitter& e, const Spec& s, std::span<const View> v) {
   const bool vec = same && st.aux.pack % lanes == 0 && dt.aux.pack % lanes == 0;
   const bool row_major = !same || st.aux.layout == Layout::kRowMajor;
   const int64_t inner = row_major ? s.n : s.m, outer = row_major ? s.m : s.n;
+  const bool from_bf16 = st.aux.dtype == DType::kBF16;
+  const bool to_bf16 = dt.aux.dtype == DType::kBF16;
+  AMARENA_CHECK(from_bf16 || !to_bf16);
   int x = e.AllocVreg();
   for (int64_t o = 0; o < outer; ++o) {
     int64_t p = 0;
@@ -155,13 +212,32 @@ void Copy(Emitter& e, const Spec& s, std::span<const View> v) {
     };
     if (vec) {
       for (; p + lanes <= inner; p += lanes) {
-        e.vmovups(e.Vec(x), at(src, p));
-        e.vmovups(at(dst, p), e.Vec(x));
+        if (to_bf16) {  // lanes bf16: half a vector of bytes
+          const Xbyak::Xmm h = Emitter::VecW(x, lanes / 2);
+          e.vmovups(h, at(src, p));
+          e.vmovups(at(dst, p), h);
+        } else if (from_bf16) {
+          LoadWidened(
+              e, x, [&](int q) { return at(src, p + q); }, lanes, lanes);
+          e.vmovups(at(dst, p), e.Vec(x));
+        } else {
+          e.vmovups(e.Vec(x), at(src, p));
+          e.vmovups(at(dst, p), e.Vec(x));
+        }
       }
     }
     for (; p < inner; ++p) {
-      e.vmovss(Xmm(x), at(src, p));
-      e.vmovss(at(dst, p), Xmm(x));
+      if (to_bf16) {
+        e.vpbroadcastw(Xmm(x), at(src, p));
+        e.vpextrw(at(dst, p), Xmm(x), 0);
+      } else if (from_bf16) {
+        LoadWidened(
+            e, x, [&](int) { return at(src, p); }, 1, 1);
+        e.vmovss(at(dst, p), Xmm(x));
+      } else {
+        e.vmovss(Xmm(x), at(src, p));
+        e.vmovss(at(dst, p), Xmm(x));
+      }
     }
   }
   e.FreeVreg(x);
@@ -182,13 +258,22 @@ void Dot(Emitter& e, const Spec& s, std::span<const View> v) {
     e.Zero(acc.back());
   }
   const int x = e.AllocVreg();
+  const bool bf16 = s.aux[0].dtype == DType::kBF16;
   const int partial = static_cast<int>(s.k % lanes);
-  const int y = partial ? e.AllocVreg() : -1;
-  const int mask = MaybeMaskReg(e, s.k, lanes);
+  const int y = partial || bf16 ? e.AllocVreg() : -1;
+  const int mask = bf16 ? -1 : MaybeMaskReg(e, s.k, lanes);
   for (int64_t q = 0; q < nv; ++q) {
     const int valid =
         static_cast<int>(std::min<int64_t>(lanes, s.k - q * lanes));
     const Xbyak::Xmm acc_q = e.Vec(acc[static_cast<size_t>(q % nacc)]);
+    if (bf16) {  // both widened, then an f32 FMA
+      LoadWidened(
+          e, x, [&](int i) { return a.At(0, q * lanes + i); }, lanes, valid);
+      LoadWidened(
+          e, y, [&](int i) { return b.At(q * lanes + i, 0); }, lanes, valid);
+      e.vfmadd231ps(acc_q, e.Vec(x), e.Vec(y));
+      continue;
+    }
     VectorAccess(e, /*load=*/true, x, a.At(0, q * lanes), lanes, valid, mask);
     if (valid == lanes) {
       e.vfmadd231ps(acc_q, e.Vec(x), b.At(q * lanes, 0));
@@ -222,6 +307,58 @@ void Dot(Emitter& e, const Spec& s, std::span<const View> v) {
   for (auto it = acc.rbegin(); it != acc.rend(); ++it) e.FreeVreg(*it);
 }
 
+// c += a . b along k for bf16 a and b with AVX-512 BF16: each vdpbf16ps
+// takes 32 bf16 of A's row and of B's column (16 k-pairs, adjacent in both)
+// and adds each pair's two products into one f32 lane of an accumulator; a
+// partial last vector is loaded under a 32-lane word mask (zeros elsewhere).
+// Then the accumulators' sum and a horizontal sum, as in Dot.
+void DotBf16(Emitter& e, const Spec& s, std::span<const View> v) {
+  const View &a = v[0], &b = v[1], &c = v[2];
+  AMARENA_CHECK(e.target().bf16_dot);
+  const int lanes = 2 * e.target().f32_lanes;  // bf16 per zmm
+  const int64_t nv = (s.k + lanes - 1) / lanes;
+  const int nacc = static_cast<int>(std::min<int64_t>(nv, 4));
+  std::vector<int> acc;
+  for (int i = 0; i < nacc; ++i) {
+    acc.push_back(e.AllocVreg());
+    e.Zero(acc.back());
+  }
+  const int x = e.AllocVreg();
+  const int partial = static_cast<int>(s.k % lanes);
+  const int y = partial ? e.AllocVreg() : -1;
+  using Xbyak::Zmm;
+  for (int64_t q = 0; q < nv; ++q) {
+    const int valid =
+        static_cast<int>(std::min<int64_t>(lanes, s.k - q * lanes));
+    const Zmm acc_q(acc[static_cast<size_t>(q % nacc)]);
+    if (valid == lanes) {
+      e.vmovdqu16(Zmm(x), a.At(0, q * lanes));
+      e.vdpbf16ps(acc_q, Zmm(x), b.At(q * lanes, 0));
+    } else {
+      const Xbyak::Opmask& k = e.SetK1Words(valid);
+      e.vmovdqu16(Zmm(x) | k | e.T_z, a.At(0, q * lanes));
+      e.vmovdqu16(Zmm(y) | k | e.T_z, b.At(q * lanes, 0));
+      e.vdpbf16ps(acc_q, Zmm(x), Zmm(y));
+    }
+  }
+  for (int i = 1; i < nacc; ++i)
+    e.vaddps(Zmm(acc[0]), Zmm(acc[0]), Zmm(acc[static_cast<size_t>(i)]));
+  const int r = acc[0];
+  e.vextractf32x8(Xbyak::Ymm(x), Zmm(r), 1);
+  e.vaddps(Xbyak::Ymm(r), Xbyak::Ymm(r), Xbyak::Ymm(x));
+  e.vextractf32x4(Xbyak::Xmm(x), Xbyak::Ymm(r), 1);
+  e.vaddps(Xmm(r), Xmm(r), Xmm(x));
+  e.vmovhlps(Xmm(x), Xmm(x), Xmm(r));
+  e.vaddps(Xmm(r), Xmm(r), Xmm(x));
+  e.vmovshdup(Xmm(x), Xmm(r));
+  e.vaddss(Xmm(r), Xmm(r), Xmm(x));
+  e.vaddss(Xmm(r), Xmm(r), c.At(0, 0));
+  e.vmovss(c.At(0, 0), Xmm(r));
+  if (y >= 0) e.FreeVreg(y);
+  e.FreeVreg(x);
+  for (auto it = acc.rbegin(); it != acc.rend(); ++it) e.FreeVreg(*it);
+}
+
 }  // namespace
 
 void EmitKernel(Emitter& e, const Spec& spec, KernelId id,
@@ -243,6 +380,8 @@ void EmitKernel(Emitter& e, const Spec& spec, KernelId id,
       return Copy(e, spec, views);
     case KernelId::kDot:
       return Dot(e, spec, views);
+    case KernelId::kDotBf16:
+      return DotBf16(e, spec, views);
   }
   AMARENA_CHECK(false);
 }

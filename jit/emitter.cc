@@ -181,11 +181,15 @@ void Emitter::EmitFunction(const ImplNode& root,
   ret();
   if (uses_masks_) {
     // 8 x -1 then 8 x 0: the 8 dwords from (8 - v) * 4 have v leading -1s
-    // (AVX2 masks); then 17 words (1 << v) - 1 (AVX-512 opmasks).
+    // (AVX2 masks); then 17 words (1 << v) - 1 (AVX-512 opmasks), padded to
+    // byte 128; then 33 dwords (1 << v) - 1 (32-lane word masks).
     align(64);
     L(mask_table_);
     for (int i = 0; i < 16; ++i) dd(i < 8 ? 0xffffffffu : 0u);
     for (int v = 0; v <= 16; ++v) dw(static_cast<uint16_t>((1u << v) - 1));
+    for (int i = 17; i < 32; ++i) dw(0);
+    for (int v = 0; v <= 32; ++v)
+      dd(v == 32 ? 0xffffffffu : static_cast<uint32_t>((1ull << v) - 1));
   }
 }
 

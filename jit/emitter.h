@@ -106,6 +106,12 @@ class Emitter : public Xbyak::CodeGenerator {
     kmovw(k1, ptr[rip + mask_table_ + 64 + 2 * valid]);
     return k1;
   }
+  // k1 with `valid` of 32 word lanes set (bf16 tails of vdpbf16ps; AVX512BW).
+  const Xbyak::Opmask& SetK1Words(int valid) {
+    uses_masks_ = true;
+    kmovd(k1, ptr[rip + mask_table_ + 128 + 4 * valid]);
+    return k1;
+  }
 
   // Sets vector register r to zero (vpxord for zmm: AVX512F only).
   void Zero(int r) {

@@ -20,8 +20,14 @@ absl::StatusOr<Target> TargetFor(const CpuFeatures& cpu,
         cpu.FeatureList(), "', must include avx2 and fma"));
   const CacheSizes caches{
       .l1d = cpu.l1d_bytes, .l2 = cpu.l2_bytes, .l3 = cpu.l3_bytes};
-  if (cpu.avx512f && max_isa.value_or(Isa::kAvx512) == Isa::kAvx512)
-    return Target::Avx512(caches);
+  // AVX512BW too: the bf16 kernels broadcast and mask 16-bit words (every
+  // AVX-512 core since Skylake-SP has it).
+  if (cpu.avx512f && cpu.avx512bw &&
+      max_isa.value_or(Isa::kAvx512) == Isa::kAvx512) {
+    Target t = Target::Avx512(caches);
+    t.bf16_dot = cpu.avx512_bf16;
+    return t;
+  }
   return Target::Avx2(caches);
 }
 

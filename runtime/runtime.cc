@@ -150,6 +150,17 @@ double Ms(Clock::duration d) {
 
 namespace {
 
+std::string DTypesText(const Spec& s) {
+  std::string out;
+  for (int i = 0; i < s.NumOperands(); ++i)
+    absl::StrAppend(&out,
+                    i == 0                 ? ""
+                    : i == s.OutputIndex() ? "->"
+                                           : "*",
+                    Name(s.aux[i].dtype));
+  return out;
+}
+
 // What the generator accepts from a user; the parser accepts more (the whole
 // notation).
 absl::Status CheckSupported(const Spec& s, const Target& t) {
@@ -164,16 +175,27 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
       return absl::InvalidArgumentError(absl::StrCat(
           "cannot create kernel for ", PrintSpec(s), ": operand ", names[i],
           " is in ", Name(s.aux[i].level), ", must be in gl"));
-    if (s.aux[i].pack != 0)
+    // A matmul's B may come pre-packed in row-major panels (weights packed
+    // once, read by many calls); other packed operands occur only inside
+    // programs.
+    const bool prepacked_b =
+        s.IsMatmul() && i == 1 && s.aux[i].layout == Layout::kRowMajor;
+    if (s.aux[i].pack != 0 && !prepacked_b)
       return absl::UnimplementedError(absl::StrCat(
           "cannot create kernel for ", PrintSpec(s), ": operand ", names[i],
-          " is packed, must be plain row- or column-major (packed operands "
-          "only occur inside programs)"));
-    if (s.aux[i].dtype != DType::kF32)
-      return absl::UnimplementedError(absl::StrCat(
-          "cannot create kernel for ", PrintSpec(s), ": dtype is ",
-          Name(s.aux[i].dtype), ", must be f32 (bf16 is not implemented yet)"));
+          " is packed, must be plain row- or column-major (only a matmul's b "
+          "may be pre-packed, in row panels)"));
   }
+  // f32 throughout, or bf16 inputs accumulated into an f32 output.
+  const DType in = s.aux[0].dtype;
+  bool dtypes_ok = s.aux[s.OutputIndex()].dtype == DType::kF32;
+  for (int i = 0; i < s.OutputIndex(); ++i) dtypes_ok &= s.aux[i].dtype == in;
+  if (!dtypes_ok)
+    return absl::UnimplementedError(absl::StrCat(
+        "cannot create kernel for ", PrintSpec(s), ": dtypes are ",
+        DTypesText(s),
+        ", must be f32 or bf16*bf16->f32 (other combinations are not "
+        "implemented)"));
   if (s.b != 1)
     return absl::UnimplementedError(
         absl::StrCat("cannot create kernel for ", PrintSpec(s), ": batch is ",

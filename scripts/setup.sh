@@ -16,6 +16,7 @@ packages=(
   libpthreadpool-dev    # thread pool that runs parallel loops
   libsqlite3-dev        # the on-disk search database (runtime/search_db.cc)
   valgrind              # tests: generated code stays inside its operands
+  libdnnl-dev           # peer in bench/bf16_benchmark only: oneDNN's bf16 matmul
 )
 
 if [ "${SKIP_APT:-0}" != 1 ]; then

@@ -56,10 +56,14 @@ Budget UsableBudget(const Spec& s, const Target& /*t*/) {
   const int out = s.OutputIndex();
   const TensorSpec c = s.Operand(out);
   // Registers: the output tile (if not yet in registers, one per element at
-  // worst) plus the most scratch any kernel takes (n + 1 for a broadcast FMA
-  // with one lane per register; at most 2 for the others).
-  u.vrf = static_cast<int32_t>(std::min<int64_t>(
-      (c.aux.level == Level::kVRF ? 0 : c.Elements()) + c.cols + 2, 1 << 20));
+  // worst) plus the most scratch any kernel takes: n + 2 for a broadcast FMA
+  // with one lane per register (B's n, the broadcast, an AVX2 mask); 7 for a
+  // dot product (4 accumulators, A's and B's vectors, a mask); fewer for the
+  // others.
+  u.vrf = static_cast<int32_t>(
+      std::min<int64_t>((c.aux.level == Level::kVRF ? 0 : c.Elements()) +
+                            std::max<int64_t>(c.cols + 2, 7),
+                        1 << 20));
   // GPRs: a counted loop runs at least twice, so counted loops over one
   // dimension nest at most ceil(log2 extent) deep; packing B adds its pointer
   // and the loops of its copy.

@@ -8,6 +8,9 @@
 //   vector when B is at most that wide. (Widths of one and three vectors too
 //   were tried: they changed the 512^3 and 1024^3 trees' modelled cost by
 //   under 0.5 % and doubled the search time.)
+//   A bf16 B is packed either as bf16 (half the bytes; the kernel widens each
+//   vector it loads) or cast to f32 on the way (the copy widens each element
+//   once, however many rows of A then read it).
 // Yields: an Alloc of kind buffer: the prologue Move (the copy, which the
 //   search implements like any other Spec: tiled, viewed, and a copy kernel)
 //   and the body reading B from the buffer. The buffer takes its lines from
@@ -21,15 +24,18 @@ void PackOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
   if (!s.IsMatmul()) return;
   const int i = 1;
   const TensorAux& from = s.aux[i];
-  if (from.level == Level::kVRF || from.level == Level::kL1 || from.pack ||
-      from.dtype != DType::kF32)
+  if (from.level == Level::kVRF || from.level == Level::kL1 || from.pack)
     return;
   const int64_t lanes = t.f32_lanes;
   const int64_t p = s.n > lanes ? 2 * lanes : lanes;
   for (Level to : kCacheLevels) {
     if (!Faster(to, from.level)) continue;
-    {
+    // The operand's own dtype, and f32 when that is a cast.
+    const DType dtypes[] = {from.dtype, DType::kF32};
+    for (int d = 0; d < (from.dtype == DType::kF32 ? 1 : 2); ++d) {
+      const DType dtype = dtypes[d];
       TensorAux aux = from;
+      aux.dtype = dtype;
       aux.level = to;
       aux.layout = Layout::kRowMajor;
       aux.pack = static_cast<uint16_t>(p);

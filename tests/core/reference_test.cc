@@ -209,5 +209,23 @@ TEST(ReferenceTest, FillRandomIsDeterministicAndInRange) {
   }
 }
 
+// Panels of 4 over 10 columns: element (i, j) at (j/4)*3*4 + i*4 + j%4, the
+// last panel padded to 4; Relayout there and back is the identity and zeroes
+// the padding.
+TEST(ReferenceTest, PackedOffsetsAndRelayout) {
+  TensorSpec plain{.rows = 3, .cols = 10};
+  TensorSpec packed = plain;
+  packed.aux.pack = 4;
+  EXPECT_EQ(StoredElements(packed), 36);
+  EXPECT_EQ(Offset(packed, 2, 9), 2 * 12 + 2 * 4 + 1);
+  std::vector<float> src(30), mid(36, 5.0f), back(30);
+  for (int e = 0; e < 30; ++e) src[e] = static_cast<float>(e);
+  Relayout(plain, src.data(), packed, mid.data());
+  EXPECT_EQ(mid[Offset(packed, 1, 6)], src[16]);
+  EXPECT_EQ(mid[2 * 12 + 2 * 4 + 3], 0.0f);  // padding of the last panel
+  Relayout(packed, mid.data(), plain, back.data());
+  EXPECT_EQ(back, src);
+}
+
 }  // namespace
 }  // namespace amarena

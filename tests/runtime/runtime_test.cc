@@ -6,6 +6,7 @@
 #include "core/reference.h"
 #include "gtest/gtest.h"
 #include "runtime/host.h"
+#include "tests/testing/check_kernel.h"
 
 namespace amarena {
 namespace {
@@ -47,12 +48,35 @@ TEST(RuntimeTest, BadSpecIsInvalidArgument) {
 
 TEST(RuntimeTest, UnsupportedFeaturesAreUnimplemented) {
   Runtime rt(HostTarget());
-  EXPECT_EQ(rt.Get("matmul 4x4x4 bf16*bf16->f32").status().code(),
+  EXPECT_EQ(rt.Get("matmul 4x4x4 bf16").status().code(),
+            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(rt.Get("matmul 4x4x4 f32*bf16->f32").status().code(),
+            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(rt.Get("zero 4x4 bf16").status().code(),
+            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(rt.Get("matmul 4x4x4 f32 a=p16").status().code(),
+            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(rt.Get("matmul 4x4x4 f32 b=col,p16").status().code(),
             absl::StatusCode::kUnimplemented);
   EXPECT_EQ(rt.Get("matmul 2x4x4x4 f32").status().code(),
             absl::StatusCode::kUnimplemented);
   EXPECT_EQ(rt.Get("move 4x4 f32").status().code(),
             absl::StatusCode::kUnimplemented);
+}
+
+TEST(RuntimeTest, AcceptsBf16InputsWithAnF32Output) {
+  Runtime rt(HostTarget());
+  for (const char* text :
+       {"matmul 4x4x4 bf16*bf16->f32", "matmul 1x64x33 bf16*bf16->f32 b=col",
+        "matmul 2x64x33 bf16*bf16->f32 b=p16"}) {
+    absl::StatusOr<KernelPtr> k = rt.Get(text);
+    ASSERT_TRUE(k.ok()) << text << ": " << k.status();
+    EXPECT_TRUE(testing::KernelMatchesReference(rt, *ParseSpec(text))) << text;
+  }
+  absl::Status s = rt.Get("matmul 4x4x4 bf16").status();
+  EXPECT_NE(s.message().find("dtypes are bf16*bf16->bf16"),
+            absl::string_view::npos)
+      << s.message();
 }
 
 TEST(RuntimeTest, InternalLevelsAreRejected) {

@@ -218,6 +218,39 @@ TEST(SearchTest, DpEqualsBruteForceUpTo8x8x8) {
   EXPECT_GT(feasible, 1000);
 }
 
+// The same for bf16 inputs (widening kernels, vdpbf16ps dot products, B
+// packed as bf16 or cast to f32), row- and column-major B.
+TEST(SearchTest, DpEqualsBruteForceBf16UpTo6x6x6) {
+  Target t = Target::Avx512({.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20});
+  t.bf16_dot = true;
+  t.l1_lines = 4;
+  t.l2_lines = 8;
+  t.l3_lines = 64;
+  const Budget budgets[] = {
+      t.MaxBudget(), {6, 2, 4, 8, 64}, {16, 10, 1, 2, 64}};
+  BruteForce brute(t);
+  Searcher dp(t);
+  int feasible = 0;
+  for (Layout layout : {Layout::kRowMajor, Layout::kColMajor})
+    for (int64_t m = 1; m <= 6; ++m)
+      for (int64_t k = 1; k <= 6; ++k)
+        for (int64_t n = 1; n <= 6; ++n)
+          for (const Budget& b : budgets) {
+            Spec s = Spec::Matmul(m, k, n, {.dtype = DType::kBF16},
+                                  {.dtype = DType::kBF16, .layout = layout});
+            s.budget = b;
+            s = Canonical(s);
+            std::optional<Cost> want = brute.Best(s);
+            std::optional<Cost> got = dp.BestCost(s);
+            ASSERT_EQ(got.has_value(), want.has_value()) << PrintSpec(s);
+            if (!want) continue;
+            ++feasible;
+            ASSERT_EQ(got->main, want->main) << PrintSpec(s);
+            EXPECT_EQ(got->peak, want->peak) << PrintSpec(s);
+          }
+  EXPECT_GT(feasible, 500);
+}
+
 TEST(SearchTest, CompressedAndPlainMemoGiveTheSameTrees) {
   const Target t = Avx2();
   for (const char* text :

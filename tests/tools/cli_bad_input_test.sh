@@ -22,9 +22,9 @@ check "matmul 5x5x5 f64" "dtype 'f64' is unknown"
 check "matmul 2000000000x2000000000x1 f32" "bytes, must need at most"
 check "matmul 99999999999999999999x1x1 f32" "dimension M is 99999999999999999999"
 check "" "text is empty"
-check "matmul 4x4x4 bf16*bf16->f32" "bf16 is not implemented yet"
+check "matmul 4x4x4 bf16" "dtypes are bf16*bf16->bf16, must be f32 or bf16*bf16->f32"
 check "matmul 4x4x4 f32 frobnicate" "option 'frobnicate' is unknown"
-check "matmul 4x4x4 f32 b=p16" "operand b is packed"
+check "matmul 4x4x4 f32 a=p16" "operand a is packed"
 # A bad environment is bad input too.
 AMARENA_MAX_ISA=sse check "matmul 4x4x4 f32" "AMARENA_MAX_ISA is 'sse', must be avx2 or avx512"
 exit $fail

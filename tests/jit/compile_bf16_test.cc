@@ -1,0 +1,141 @@
+// bf16 x bf16 -> f32 programs: search + JIT + run against the reference
+// (inputs are bf16 values, products and sums exact in double), on both ISAs.
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "core/spec_text.h"
+#include "gtest/gtest.h"
+#include "jit/compile.h"
+#include "runtime/host.h"
+#include "tests/testing/check_kernel.h"
+
+namespace amarena {
+namespace {
+
+using testing::KernelMatchesReference;
+
+Runtime& Rt(Isa isa, int threads) {
+  static Runtime* rts[2][2] = {};
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  Runtime*& rt = rts[static_cast<int>(isa)][threads - 1];
+  if (rt == nullptr) {
+    absl::StatusOr<Target> t = TargetFor(DetectCpu(), isa);
+    if (t.ok()) t->workers = threads;
+    rt = new Runtime(t);
+  }
+  return *rt;
+}
+
+bool HasIsa(Isa isa) {
+  absl::StatusOr<Target> t = TargetFor(DetectCpu(), isa);
+  return t.ok() && t->isa == isa;
+}
+
+Spec Bf16Matmul(int64_t m, int64_t k, int64_t n, Layout b_layout,
+                bool accum = false) {
+  return Spec::Matmul(m, k, n, {.dtype = DType::kBF16},
+                      {.dtype = DType::kBF16, .layout = b_layout}, {}, accum);
+}
+
+bool UsesKernel(const ImplNode& n, KernelId id) {
+  if (n.how.type == NodeType::kKernel && n.how.kernel == id) return true;
+  for (const ImplPtr& c : n.children)
+    if (UsesKernel(*c, id)) return true;
+  return false;
+}
+
+// The issue's grid: M in {1, 3, 16}, K and N in {1, 7, 100, 2053}, B row- or
+// column-major; one shard per ISA, layout and M so that ctest -j spreads them.
+class Bf16Grid
+    : public ::testing::TestWithParam<std::tuple<Isa, Layout, int64_t>> {};
+
+TEST_P(Bf16Grid, MatchesTheReference) {
+  const auto [isa, layout, m] = GetParam();
+  if (!HasIsa(isa)) GTEST_SKIP() << "CPU lacks " << Name(isa);
+  for (int64_t k : {1, 7, 100, 2053})
+    for (int64_t n : {1, 7, 100, 2053})
+      EXPECT_TRUE(
+          KernelMatchesReference(Rt(isa, 1), Bf16Matmul(m, k, n, layout),
+                                 /*seed=*/static_cast<uint64_t>(k * n)));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Bf16, Bf16Grid,
+    ::testing::Combine(::testing::Values(Isa::kAvx2, Isa::kAvx512),
+                       ::testing::Values(Layout::kRowMajor, Layout::kColMajor),
+                       ::testing::Values(1, 3, 16)),
+    [](const auto& info) {
+      return absl::StrCat(Name(std::get<0>(info.param)), "_b",
+                          Name(std::get<1>(info.param)), "_m",
+                          std::get<2>(info.param));
+    });
+
+class Bf16Test : public ::testing::TestWithParam<Isa> {
+ protected:
+  void SetUp() override {
+    if (!HasIsa(GetParam())) GTEST_SKIP() << "CPU lacks " << Name(GetParam());
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Isa, Bf16Test,
+                         ::testing::Values(Isa::kAvx2, Isa::kAvx512),
+                         [](const auto& info) {
+                           return std::string(Name(info.param));
+                         });
+
+// The issue's shapes, serial and with two threads (a parallel root loop),
+// accumulating too, and through the Spec text.
+TEST_P(Bf16Test, IssueShapes) {
+  for (int threads : {1, 2})
+    for (const char* text :
+         {"matmul 1x2048x16384 bf16*bf16->f32",
+          "matmul 1x2048x16384 bf16*bf16->f32 b=col",
+          "matmul 4x2048x1000 bf16*bf16->f32",
+          "matmul 64x300x515 bf16*bf16->f32",
+          "matmul 17x33x129 bf16*bf16->f32 accum",
+          "matmul 9x130x20 bf16*bf16->f32 a=col b=col c=col"}) {
+      absl::StatusOr<Spec> s = ParseSpec(text);
+      ASSERT_TRUE(s.ok()) << s.status();
+      EXPECT_TRUE(KernelMatchesReference(Rt(GetParam(), threads), *s))
+          << threads << " threads";
+    }
+}
+
+// B pre-packed in row panels (b=pP, the weights a caller packs once with
+// Relayout): panels wider than, equal to and narrower than a vector, a last
+// panel cut short, serial and with two threads; f32 too.
+TEST_P(Bf16Test, PrePackedB) {
+  for (int threads : {1, 2})
+    for (const char* text :
+         {"matmul 1x2048x16384 bf16*bf16->f32 b=p32",
+          "matmul 3x100x2053 bf16*bf16->f32 b=p32",
+          "matmul 16x7x100 bf16*bf16->f32 b=p64",
+          "matmul 4x33x50 bf16*bf16->f32 b=p16",
+          "matmul 5x64x40 bf16*bf16->f32 b=p8 accum",
+          "matmul 7x13x50 f32 b=p16", "matmul 64x64x64 f32 b=p32"}) {
+      absl::StatusOr<Spec> s = ParseSpec(text);
+      ASSERT_TRUE(s.ok()) << s.status();
+      EXPECT_TRUE(KernelMatchesReference(Rt(GetParam(), threads), *s))
+          << threads << " threads";
+    }
+}
+
+// Dot products down a column-major B: k below, at and above one vector of
+// each form (8/16 f32 lanes, 32 bf16 for vdpbf16ps), odd and even, and longer
+// than one kernel unrolls. With AVX-512 BF16 the search takes vdpbf16ps.
+TEST_P(Bf16Test, DotProducts) {
+  int dp = 0;
+  for (int64_t k : {2, 3, 15, 16, 17, 31, 32, 33, 63, 100, 1025, 2053}) {
+    Spec s = Bf16Matmul(1, k, 3, Layout::kColMajor);
+    EXPECT_TRUE(KernelMatchesReference(Rt(GetParam(), 1), s));
+    absl::StatusOr<KernelPtr> kernel = Rt(GetParam(), 1).Get(s);
+    ASSERT_TRUE(kernel.ok());
+    dp += UsesKernel((*kernel)->impl(), KernelId::kDotBf16);
+  }
+  // Short ones are faster widened (vdpbf16ps has a longer latency chain).
+  if (Rt(GetParam(), 1).target()->bf16_dot) EXPECT_GE(dp, 4);
+}
+
+}  // namespace
+}  // namespace amarena
