@@ -15,6 +15,15 @@ packages=(
   libzydis-dev          # disassembler for `amarena explain --asm`
   libpthreadpool-dev    # thread pool that runs parallel loops
   valgrind              # tests: generated code stays inside its operands
+  # Peers for bench/peer_benchmark and `amarena bench --vs` only (never linked
+  # into the library; the CLI dlopens them):
+  libopenblas-dev libopenblas0-pthread  # OpenBLAS sgemm (pthread build)
+  libblis-dev libblis4-pthread          # BLIS sgemm (pthread build)
+  libdnnl-dev           # oneDNN: dnnl_sgemm and the matmul primitive
+  libxsmm-dev           # libxsmm JIT small-matrix sgemm
+  libeigen3-dev         # Eigen matrix products (header-only)
+  libxnnpack-dev        # XNNPACK fully-connected operator
+  python3-matplotlib    # scripts/bench.sh: PNG plots of the results
 )
 
 if [ "${SKIP_APT:-0}" != 1 ]; then
