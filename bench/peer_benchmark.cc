@@ -20,13 +20,16 @@
 // skipped row ("skipped: <why>"). Each library's CPU choice is in the context
 // (cpu_choice:<peer>), printed before the table and stored in the JSON.
 // The ISA cap is per process because OpenBLAS, BLIS and oneDNN fix theirs
-// when loaded.
+// when loaded. All libraries live in one process (OpenBLAS's and BLIS's
+// cblas_sgemm kept apart by dlopen), so each shape's inputs and exact answer
+// are computed once.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -105,7 +108,14 @@ void RunGemmRow(benchmark::State& state, Row* row) {
   // primitive) is dropped when the next starts.
   static Row* current = nullptr;
   if (current != row) {
-    if (current != nullptr) current->gemm.reset();
+    if (current != nullptr) {
+      current->gemm.reset();
+      // Worker threads of a library that just ran in parallel spin for a
+      // while before they sleep (OpenBLAS's for up to ~2^28 cycles, about
+      // 70 ms here): let them settle before timing the next library.
+      if (current->threads > 1)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
     current = row;
     row->prepared = false;
   }
@@ -341,11 +351,12 @@ int Main(int argc, char** argv) {
             ->UseRealTime();
       }
   }
-  // Threads, then library, then shape: each library's rows run together, so
-  // one library's idle worker threads do not overlap another's timing.
-  for (int threads : o.threads)
-    for (auto& slot : slots)
-      for (const Problem& p : o.shapes) {
+  // Shape, then threads, then library: the rows a ratio compares run within
+  // seconds of each other, so a shared machine's load, which drifts over
+  // minutes, is about the same for all of them.
+  for (const Problem& p : o.shapes)
+    for (int threads : o.threads)
+      for (auto& slot : slots) {
         auto row = std::make_unique<Row>();
         row->slot = slot.get();
         row->p = p;
