@@ -11,9 +11,10 @@
 // the exact value of each output element is its dot product in double
 // precision, its error is divided by the sum of the magnitudes it accumulated
 // (sum_k |a_ik b_kj|), and the tolerance is (k + 4) * 2^-23. The loop runs
-// i-k-j over whole rows instead of one strided dot product per element, so a
-// 2048^3 reference takes seconds, not a minute; bench/peers/check_test
-// checks that it and CheckAgainstReference agree.
+// i-k-j over whole rows (unit stride, vectorisable) instead of one dot product
+// down a column of B per element, so the 2048^3 reference does not dominate
+// the run; tests/bench/peers/check_test checks that it and
+// CheckAgainstReference agree.
 #ifndef AMARENA_BENCH_PEERS_CHECK_H_
 #define AMARENA_BENCH_PEERS_CHECK_H_
 

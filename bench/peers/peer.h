@@ -16,7 +16,7 @@
 // as a skipped row, never a made-up number. Anything else that goes wrong is
 // an error row.
 //
-// Peers are loaded with dlopen from exact paths (peer_paths.h), so nothing
+// Peers are loaded with dlopen from exact paths (dl.h), so nothing
 // here links against them and a missing library is a status, not a failure to
 // start. Eigen (header-only) and libxsmm (Debian ships only a static archive)
 // are compiled in when CMake finds them.
