@@ -16,7 +16,15 @@ packages=(
   libpthreadpool-dev    # thread pool that runs parallel loops
   libsqlite3-dev        # the on-disk search database (runtime/search_db.cc)
   valgrind              # tests: generated code stays inside its operands
-  libdnnl-dev           # peer in bench/bf16_benchmark only: oneDNN's bf16 matmul
+  # Peers for bench/peer_benchmark and `amarena bench --vs` only (never linked
+  # into the library; the CLI dlopens them):
+  libopenblas-dev libopenblas0-pthread  # OpenBLAS sgemm (pthread build)
+  libblis-dev libblis4-pthread          # BLIS sgemm (pthread build)
+  libdnnl-dev           # oneDNN: dnnl_sgemm, the matmul primitive, bf16 matmul
+  libxsmm-dev           # libxsmm JIT small-matrix sgemm
+  libeigen3-dev         # Eigen matrix products (header-only)
+  libxnnpack-dev        # XNNPACK fully-connected operator
+  python3-matplotlib    # scripts/bench.sh: PNG plots of the results
 )
 
 if [ "${SKIP_APT:-0}" != 1 ]; then

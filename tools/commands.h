@@ -25,6 +25,16 @@ int DbCommand(const std::string& action, bool json);
 
 int PrecomputeCommand(const std::vector<std::string>& specs, bool json);
 
+struct BenchOptions {
+  std::string spec;
+  std::string vs;   // comma list of peers (bench/peers/peer.h), or "all"
+  int threads = 0;  // 0: AMARENA_NUM_THREADS, else the CPUs we may run on
+  bool json = false;
+};
+// Exit status 1 when any implementation, amarena or a peer, gave a wrong
+// result.
+int BenchCommand(const BenchOptions& opt);
+
 }  // namespace amarena::tools
 
 #endif  // AMARENA_TOOLS_COMMANDS_H_

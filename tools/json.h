@@ -36,6 +36,11 @@ class JsonLine {
     Key(key);
     out_ += std::isfinite(v) ? absl::StrFormat("%.6g", v) : "null";
   }
+  // `json` must already be valid JSON (a nested object or array).
+  void AddRaw(absl::string_view key, absl::string_view json) {
+    Key(key);
+    absl::StrAppend(&out_, json);
+  }
   std::string str() const { return "{" + out_ + "}"; }
 
  private:

@@ -5,6 +5,8 @@
 //   amarena cpu [--json]
 //   amarena db stats|path|check|clear [--json]
 //   amarena precompute SPEC... [--json]
+//   amarena bench "matmul 256x256x256 f32" [--vs openblas,blis] [--threads N]
+//                 [--json]
 #include <cstdio>
 
 #include "CLI/CLI.hpp"
@@ -66,6 +68,23 @@ int main(int argc, char** argv) {
       ->required();
   precompute_cmd->add_flag("--json", precompute_json,
                            "print one JSON object as the last line");
+  amarena::tools::BenchOptions bench;
+  CLI::App* bench_cmd = app.add_subcommand(
+      "bench",
+      "time one 'matmul MxKxN f32' Spec against peer libraries, each checked "
+      "against the reference first");
+  bench_cmd->add_option("spec", bench.spec, "the Spec")->required();
+  bench_cmd->add_option(
+      "--vs", bench.vs,
+      "peers, comma-separated: openblas,blis,onednn_sgemm,onednn_matmul,"
+      "libxsmm,eigen,xnnpack (onednn: both oneDNN rows), or all");
+  bench_cmd
+      ->add_option("--threads", bench.threads,
+                   "threads for every library (default: AMARENA_NUM_THREADS, "
+                   "else all CPUs this process may use)")
+      ->check(CLI::Range(1, 1024));
+  bench_cmd->add_flag("--json", bench.json,
+                      "print one JSON object as the last line");
 
   try {
     app.parse(argc, argv);
@@ -76,6 +95,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (*run_cmd) return amarena::tools::RunCommand(run);
+  if (*bench_cmd) return amarena::tools::BenchCommand(bench);
   if (*cpu_cmd) return amarena::tools::CpuCommand(cpu_json);
   if (*db_cmd) return amarena::tools::DbCommand(db_action, db_json);
   if (*precompute_cmd)

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Runs amarena against the peer libraries (OpenBLAS, BLIS, oneDNN, libxsmm,
+# Eigen, XNNPACK) on the benchmark Specs, one and two threads, AVX2-capped and
+# best ISA, and writes bench/results/: results.md (tables), peers_avx2.png and
+# peers_best.png (plots), peers_*.json (raw Google Benchmark output) and
+# peers_*.log (console output, with each library's CPU choice).
+#   scripts/bench.sh                  # install peers, build, run (~10 min)
+#   SKIP_SETUP=1 scripts/bench.sh     # reuse the existing build
+#   BENCH_ARGS="--shapes=small --threads=1" scripts/bench.sh   # a quick subset
+# Not part of the test suite: benchmarks are not tests. Close other work first;
+# two-thread figures on a 2-core machine suffer most from anything else running.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "${SKIP_SETUP:-0}" != 1 ]; then
+  ./scripts/setup.sh
+fi
+cmake --build build -j"$(nproc)" --target peer_benchmark
+out=bench/results
+mkdir -p "$out"
+
+# Percent of CPU time idle over the next two seconds, all CPUs together.
+idle_pct() {
+  local a b
+  read -r -a a < <(head -1 /proc/stat)
+  sleep 2
+  read -r -a b < <(head -1 /proc/stat)
+  local total=0 i
+  for i in 1 2 3 4 5 6 7 8; do total=$((total + b[i] - a[i])); done
+  echo $(( total > 0 ? 100 * (b[4] - a[4] + b[5] - a[5]) / total : 0 ))
+}
+# Waits (up to BENCH_QUIET_WAIT seconds, default 900) for the machine to be
+# at least 90 % idle, so other work does not steal the cores being measured;
+# records what it found either way.
+wait_quiet() {
+  local waited=0 idle
+  idle=$(idle_pct)
+  while [ "$idle" -lt 90 ] && [ "$waited" -lt "${BENCH_QUIET_WAIT:-900}" ]; do
+    echo "bench.sh: machine ${idle}% idle, waiting for >= 90%" >&2
+    sleep 8
+    waited=$((waited + 10))
+    idle=$(idle_pct)
+  done
+  echo "$idle"
+}
+# Three repetitions of at least 0.1 s each; the report uses their medians.
+# ISA caps are per process (OpenBLAS, BLIS and oneDNN fix theirs at load).
+for isa in avx2 best; do
+  idle=$(wait_quiet)
+  echo "$isa: machine ${idle}% idle at the start ($(date -u +%FT%TZ))" \
+    >"$out/conditions_$isa.txt"
+  # shellcheck disable=SC2086
+  ./build/bench/peer_benchmark --isa="$isa" \
+    --benchmark_min_time=0.1 --benchmark_repetitions=3 \
+    --benchmark_out="$out/peers_$isa.json" --benchmark_out_format=json \
+    ${BENCH_ARGS:-} 2>&1 | tee "$out/peers_$isa.log"
+done
+/usr/bin/python3 scripts/bench_report.py "$out"
