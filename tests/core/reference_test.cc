@@ -213,7 +213,7 @@ TEST(ReferenceTest, FillRandomIsDeterministicAndInRange) {
 // last panel padded to 4; Relayout there and back is the identity and zeroes
 // the padding.
 TEST(ReferenceTest, PackedOffsetsAndRelayout) {
-  TensorSpec plain{.rows = 3, .cols = 10};
+  TensorSpec plain{.rows = 3, .cols = 10, .aux = {}};
   TensorSpec packed = plain;
   packed.aux.pack = 4;
   EXPECT_EQ(StoredElements(packed), 36);

@@ -134,7 +134,9 @@ TEST_P(Bf16Test, DotProducts) {
     dp += UsesKernel((*kernel)->impl(), KernelId::kDotBf16);
   }
   // Short ones are faster widened (vdpbf16ps has a longer latency chain).
-  if (Rt(GetParam(), 1).target()->bf16_dot) EXPECT_GE(dp, 4);
+  if (Rt(GetParam(), 1).target()->bf16_dot) {
+    EXPECT_GE(dp, 4);
+  }
 }
 
 }  // namespace
