@@ -15,6 +15,8 @@ if [ "${SKIP_SETUP:-0}" != 1 ]; then
   ./scripts/setup.sh
 fi
 cmake --build build -j"$(nproc)" --target peer_benchmark
+# amarena's kernel-creation rows measure a cold search: no search database.
+export AMARENA_DB=off
 out=bench/results
 mkdir -p "$out"
 
