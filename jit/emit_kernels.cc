@@ -243,13 +243,40 @@ void Copy(Emitter& e, const Spec& s, std::span<const View> v) {
   e.FreeVreg(x);
 }
 
+// c (one f32 in memory) += the sum of every lane of the accumulators, which
+// hold f32 at the target's width; `x` is a scratch register. The result is
+// left in acc[0]'s low lane.
+void AddHorizontalSum(Emitter& e, const std::vector<int>& acc, int x,
+                      const Xbyak::Address& c) {
+  const bool avx512 = e.target().isa == Isa::kAvx512;
+  for (size_t i = 1; i < acc.size(); ++i)
+    e.vaddps(e.Vec(acc[0]), e.Vec(acc[0]), e.Vec(acc[i]));
+  const int r = acc[0];
+  if (e.target().f32_lanes == 16) {
+    e.vextractf32x8(Xbyak::Ymm(x), Xbyak::Zmm(r), 1);
+    e.vaddps(Xbyak::Ymm(r), Xbyak::Ymm(r), Xbyak::Ymm(x));
+  }
+  if (avx512) {
+    e.vextractf32x4(Xbyak::Xmm(x), Xbyak::Ymm(r), 1);
+  } else {
+    e.vextractf128(Xbyak::Xmm(x), Xbyak::Ymm(r), 1);
+  }
+  using Xbyak::Xmm;
+  e.vaddps(Xmm(r), Xmm(r), Xmm(x));
+  e.vmovhlps(Xmm(x), Xmm(x), Xmm(r));
+  e.vaddps(Xmm(r), Xmm(r), Xmm(x));
+  e.vmovshdup(Xmm(x), Xmm(r));
+  e.vaddss(Xmm(r), Xmm(r), Xmm(x));
+  e.vaddss(Xmm(r), Xmm(r), c);
+  e.vmovss(c, Xmm(r));
+}
+
 // c += a . b along k, both contiguous: vector FMAs into up to 4
 // accumulators (the last vector masked), their sum, then a horizontal sum.
 // EVEX-encodable forms only, since AVX-512 may hand out registers 16-31.
 void Dot(Emitter& e, const Spec& s, std::span<const View> v) {
   const View &a = v[0], &b = v[1], &c = v[2];
   const int lanes = e.target().f32_lanes;
-  const bool avx512 = e.target().isa == Isa::kAvx512;
   const int64_t nv = (s.k + lanes - 1) / lanes;
   const int nacc = static_cast<int>(std::min<int64_t>(nv, 4));
   std::vector<int> acc;
@@ -282,25 +309,7 @@ void Dot(Emitter& e, const Spec& s, std::span<const View> v) {
       e.vfmadd231ps(acc_q, e.Vec(x), e.Vec(y));
     }
   }
-  for (int i = 1; i < nacc; ++i)
-    e.vaddps(e.Vec(acc[0]), e.Vec(acc[0]), e.Vec(acc[static_cast<size_t>(i)]));
-  const int r = acc[0];
-  if (lanes == 16) {
-    e.vextractf32x8(Xbyak::Ymm(x), Xbyak::Zmm(r), 1);
-    e.vaddps(Xbyak::Ymm(r), Xbyak::Ymm(r), Xbyak::Ymm(x));
-  }
-  if (avx512) {
-    e.vextractf32x4(Xbyak::Xmm(x), Xbyak::Ymm(r), 1);
-  } else {
-    e.vextractf128(Xbyak::Xmm(x), Xbyak::Ymm(r), 1);
-  }
-  e.vaddps(Xmm(r), Xmm(r), Xmm(x));
-  e.vmovhlps(Xmm(x), Xmm(x), Xmm(r));
-  e.vaddps(Xmm(r), Xmm(r), Xmm(x));
-  e.vmovshdup(Xmm(x), Xmm(r));
-  e.vaddss(Xmm(r), Xmm(r), Xmm(x));
-  e.vaddss(Xmm(r), Xmm(r), c.At(0, 0));
-  e.vmovss(c.At(0, 0), Xmm(r));
+  AddHorizontalSum(e, acc, x, c.At(0, 0));
   if (mask >= 0) e.FreeVreg(mask);
   if (y >= 0) e.FreeVreg(y);
   e.FreeVreg(x);
@@ -341,19 +350,7 @@ void DotBf16(Emitter& e, const Spec& s, std::span<const View> v) {
       e.vdpbf16ps(acc_q, Zmm(x), Zmm(y));
     }
   }
-  for (int i = 1; i < nacc; ++i)
-    e.vaddps(Zmm(acc[0]), Zmm(acc[0]), Zmm(acc[static_cast<size_t>(i)]));
-  const int r = acc[0];
-  e.vextractf32x8(Xbyak::Ymm(x), Zmm(r), 1);
-  e.vaddps(Xbyak::Ymm(r), Xbyak::Ymm(r), Xbyak::Ymm(x));
-  e.vextractf32x4(Xbyak::Xmm(x), Xbyak::Ymm(r), 1);
-  e.vaddps(Xmm(r), Xmm(r), Xmm(x));
-  e.vmovhlps(Xmm(x), Xmm(x), Xmm(r));
-  e.vaddps(Xmm(r), Xmm(r), Xmm(x));
-  e.vmovshdup(Xmm(x), Xmm(r));
-  e.vaddss(Xmm(r), Xmm(r), Xmm(x));
-  e.vaddss(Xmm(r), Xmm(r), c.At(0, 0));
-  e.vmovss(c.At(0, 0), Xmm(r));
+  AddHorizontalSum(e, acc, x, c.At(0, 0));
   if (y >= 0) e.FreeVreg(y);
   e.FreeVreg(x);
   for (auto it = acc.rbegin(); it != acc.rend(); ++it) e.FreeVreg(*it);
