@@ -25,6 +25,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "bench/bench_util.h"
 #include "benchmark/benchmark.h"
 #include "core/reference.h"
 #include "core/spec_text.h"
@@ -141,24 +142,13 @@ void SetCounters(benchmark::State& state, int64_t m) {
 }
 
 // --- amarena
-Runtime* RuntimeFor(Isa isa, int threads) {
-  static std::map<std::pair<Isa, int>, std::unique_ptr<Runtime>> rts;
-  auto& rt = rts[{isa, threads}];
-  if (!rt) {
-    absl::StatusOr<Target> t = TargetFor(DetectCpu(), isa);
-    if (!t.ok() || t->isa != isa) return nullptr;
-    t->workers = threads;
-    rt = std::make_unique<Runtime>(*t);
-  }
-  return rt.get();
-}
 
 // `panel` > 0: B pre-packed in row panels of that width (`b=pP`), packed once
 // before timing, like oneDNN's pre-packed weights.
 void BM_Amarena(benchmark::State& state, Isa isa, int64_t m, int threads,
                 int panel = 0) {
   DramGBps();
-  Runtime* rt = RuntimeFor(isa, threads);
+  Runtime* rt = CachedRuntime(isa, threads);
   if (rt == nullptr) return state.SkipWithError("CPU lacks this ISA");
   const std::string text =
       absl::StrCat("matmul ", m, "x", kK, "x", kN, " bf16*bf16->f32",
@@ -249,23 +239,6 @@ void BM_OneDnn(benchmark::State& state, int64_t m, int threads,
       "x", kN, " bf16*bf16->f32 ", threads, " thread", threads > 1 ? "s" : ""));
 }
 
-// pct_dram needs the rate, which Google Benchmark computes after the loop.
-class PctReporter : public benchmark::ConsoleReporter {
- public:
-  PctReporter() : ConsoleReporter(OO_Tabular) {}
-  void ReportRuns(const std::vector<Run>& runs) override {
-    std::vector<Run> copy = runs;
-    for (Run& r : copy) {
-      auto b = r.counters.find("B_GBps");
-      auto d = r.counters.find("dram_GBps");
-      if (b == r.counters.end() || d == r.counters.end() || d->second == 0)
-        continue;
-      r.counters["pct_dram"] = 100.0 * b->second.value / d->second.value;
-    }
-    ConsoleReporter::ReportRuns(copy);
-  }
-};
-
 BENCHMARK(BM_DramRead)->Iterations(1);
 
 #define AMARENA_BF16(name, isa, m, threads)            \
@@ -311,7 +284,7 @@ AMARENA_BF16_M(64);
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
-  amarena::PctReporter reporter;
+  amarena::RatioReporter reporter("B_GBps", "dram_GBps", "pct_dram");
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   return 0;

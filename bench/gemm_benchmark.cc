@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 
+#include "bench/bench_util.h"
 #include "benchmark/benchmark.h"
 #include "core/reference.h"
 #include "core/spec_text.h"
@@ -29,21 +30,9 @@ double Peak(Isa isa) {
   return peaks[isa] = p.available ? p.gflops : 0;
 }
 
-Runtime* RuntimeFor(Isa isa, int threads) {
-  static std::map<std::pair<Isa, int>, std::unique_ptr<Runtime>> rts;
-  auto& rt = rts[{isa, threads}];
-  if (!rt) {
-    absl::StatusOr<Target> t = TargetFor(DetectCpu(), isa);
-    if (!t.ok() || t->isa != isa) return nullptr;
-    t->workers = threads;
-    rt = std::make_unique<Runtime>(*t);
-  }
-  return rt.get();
-}
-
 void BM_Matmul(benchmark::State& state, Isa isa, const char* text,
                int threads = 1) {
-  Runtime* rt = RuntimeFor(isa, threads);
+  Runtime* rt = CachedRuntime(isa, threads);
   if (rt == nullptr) {
     state.SkipWithError("CPU lacks this ISA");
     return;
@@ -74,25 +63,6 @@ void BM_Matmul(benchmark::State& state, Isa isa, const char* text,
                               threads > 1 ? "s" : ""));
 }
 
-// pct_peak needs the rate, which Google Benchmark computes after the loop:
-// the reporter adds it from the finished GFLOPS counter.
-class PctReporter : public benchmark::ConsoleReporter {
- public:
-  PctReporter() : ConsoleReporter(OO_Tabular) {}
-  void ReportRuns(const std::vector<Run>& runs) override {
-    std::vector<Run> copy = runs;
-    for (Run& r : copy) {
-      auto g = r.counters.find("GFLOPS");
-      auto p = r.counters.find("peak");
-      if (g == r.counters.end() || p == r.counters.end() ||
-          p->second.value == 0)
-        continue;
-      r.counters["pct_peak"] = 100.0 * g->second.value / p->second.value;
-    }
-    ConsoleReporter::ReportRuns(copy);
-  }
-};
-
 #define AMARENA_GEMM(name, text)                                  \
   BENCHMARK_CAPTURE(BM_Matmul, avx2_##name, Isa::kAvx2, text)     \
       ->Unit(benchmark::kMicrosecond)                             \
@@ -121,7 +91,7 @@ BENCHMARK_CAPTURE(BM_Matmul, avx512_m1024_2threads, Isa::kAvx512,
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
-  amarena::PctReporter reporter;
+  amarena::RatioReporter reporter("GFLOPS", "peak", "pct_peak");
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   return 0;

@@ -35,6 +35,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "bench/bench_util.h"
 #include "bench/peers/bandwidth.h"
 #include "bench/peers/check.h"
 #include "bench/peers/peer.h"
@@ -209,25 +210,6 @@ void RunBandwidthRow(benchmark::State& state) {
   state.SetLabel("one core, 1 GiB read with 256-bit loads");
 }
 
-// Adds pct_peak (GFLOPS / peak) to the console table; the JSON keeps the raw
-// counters and scripts/bench_report.py computes the same ratio.
-class PctReporter : public benchmark::ConsoleReporter {
- public:
-  PctReporter() : ConsoleReporter(OO_Tabular) {}
-  void ReportRuns(const std::vector<Run>& runs) override {
-    std::vector<Run> copy = runs;
-    for (Run& r : copy) {
-      auto g = r.counters.find("GFLOPS");
-      auto p = r.counters.find("peak");
-      if (g == r.counters.end() || p == r.counters.end() ||
-          p->second.value == 0)
-        continue;
-      r.counters["pct_peak"] = 100.0 * g->second.value / p->second.value;
-    }
-    ConsoleReporter::ReportRuns(copy);
-  }
-};
-
 struct Options {
   IsaCap cap = IsaCap::kBest;
   std::vector<std::string> peers = PeerNames();
@@ -372,7 +354,7 @@ int Main(int argc, char** argv) {
             ->UseRealTime();
       }
 
-  PctReporter reporter;
+  RatioReporter reporter("GFLOPS", "peak", "pct_peak");
   if (console) {
     benchmark::RunSpecifiedBenchmarks(&reporter);
   } else {
