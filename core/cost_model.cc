@@ -114,7 +114,14 @@ int64_t LowerBound(const Spec& spec, const Target& t) {
   int64_t lb = 0;
   if (spec.IsMatmul()) {
     int64_t per_row = (spec.n + t.f32_lanes - 1) / t.f32_lanes;
-    lb = spec.b * spec.m * spec.k * per_row * t.cost.fma;
+    // With AVX-512 BF16 and bf16 inputs, vdpbf16ps's outer-product form
+    // (kOuterBf16) covers two adjacent k of one row's vector in one
+    // instruction: column j of row i then needs ceil(k/2) instructions, and
+    // columns a vector apart never share one.
+    const bool k_pairs = t.bf16_dot && spec.aux[0].dtype == DType::kBF16 &&
+                         spec.aux[1].dtype == DType::kBF16;
+    const int64_t k_steps = k_pairs ? (spec.k + 1) / 2 : spec.k;
+    lb = spec.b * spec.m * k_steps * per_row * t.cost.fma;
     // Where dot products may run (A's rows and B's columns contiguous along
     // k; no rewrite changes either layout but packing B into row panels), a
     // vector covers `lanes` (vdpbf16ps: 2 * lanes) multiply-adds along k

@@ -179,7 +179,9 @@ int64_t VectorStoreCost(const Spec& s, const Target& t) {
 // straddles a panel, single elements otherwise; one scratch register.
 int64_t CopyOps(const Spec& s, int lanes) {
   TensorSpec src = s.Operand(0), dst = s.Operand(1);
-  if (src.aux.layout != dst.aux.layout) return s.m * s.n;
+  if (src.aux.layout != dst.aux.layout ||
+      src.aux.interleave != dst.aux.interleave)
+    return s.m * s.n;
   bool vec = src.aux.pack % lanes == 0 && dst.aux.pack % lanes == 0;
   int64_t inner = src.InnerExtent();
   return src.OuterExtent() * (vec ? inner / lanes + inner % lanes : inner);
@@ -188,8 +190,11 @@ int64_t CopyOps(const Spec& s, int lanes) {
 bool CopyDtypesOk(const Spec& s) {
   return s.aux[0].dtype == s.aux[1].dtype || Bf16(s.aux[0]);
 }
+// Never into the k-pair layout: kCopyPairs writes it whole (pair partners
+// and all), which elementwise copies would not.
 bool CopyApplies(const Spec& s, const Target& t) {
-  if (s.kind != Kind::kMove || !CopyDtypesOk(s)) return false;
+  if (s.kind != Kind::kMove || !CopyDtypesOk(s) || s.aux[1].interleave)
+    return false;
   return s.aux[0].level == Level::kL1 && s.aux[1].level == Level::kL1 &&
          CopyOps(s, t.f32_lanes) <= kMaxUnrolledStores;
 }
@@ -269,6 +274,62 @@ int64_t DotBf16Cost(const Spec& s, const Target& t) {
   return DotCostOf(KernelId::kDotBf16, s, t, 6, 0);
 }
 
+// --- kOuterBf16 -------------------------------------------------------------
+// Registers: C's m * ceil(n/vw) accumulators are the operand; scratch =
+// ceil(n/vw) vectors of B's pairs + 1 broadcast: m = 4, n = 96 takes 24 + 6 +
+// 1 = 31 of 32 zmm. A vector of vw columns of B is vw pairs, 4 * vw
+// contiguous bytes while no vector straddles a panel (pack % vw == 0).
+// k = 1 (the last row of an odd k) reads B's first row of a pair and A's
+// single element; both are shifted into the high word of each dword, so
+// whatever the pair partner holds is multiplied by zero.
+bool OuterBf16Applies(const Spec& s, const Target& t) {
+  if (!t.bf16_dot || s.kind != Kind::kMatmulAccum || s.k > 2 || !F32Output(s))
+    return false;
+  const TensorSpec a = s.Operand(0), b = s.Operand(1), c = s.Operand(2);
+  const int vw = c.aux.vector_width;
+  if (!RegisterTileOk(c, t) || vw < 8) return false;
+  const bool a_pairs =
+      s.k == 1 || (a.aux.layout == Layout::kRowMajor && a.aux.pack == 0);
+  return Bf16(a.aux) && a.aux.level == Level::kL1 && a_pairs &&
+         Bf16(b.aux) && b.aux.level == Level::kL1 && b.aux.interleave == 2 &&
+         b.aux.pack % vw == 0;
+}
+int OuterBf16Scratch(const Spec& s, const Target&) {
+  return static_cast<int>(VectorsPerRow(s)) + 1;
+}
+// m * ceil(n/vw) vdpbf16ps on the FMA pipes (priced as FMAs; k = 1 adds a
+// shift per B vector and per broadcast) against ceil(n/vw) + m loads, and no
+// faster than one vdpbf16ps latency (6 cycles on Zen 4/5, AMD's guide; not
+// measured here) per call: successive calls along k update the same
+// accumulators.
+int64_t OuterBf16Cost(const Spec& s, const Target& t) {
+  const int64_t nv = VectorsPerRow(s);
+  const int64_t ops = s.m * nv + (s.k == 1 ? s.m + nv : 0);
+  return std::max({ops * t.cost.fma, (nv + s.m) * t.cost.load, int64_t{6 * 6}});
+}
+
+// --- kCopyPairs -------------------------------------------------------------
+// One vector of pairs per two rows and f32_lanes columns: two widening loads,
+// a shift, an or and a store, priced as two load/store slots and one widen.
+// Scratch: the two rows' vectors.
+int64_t CopyPairsVectors(const Spec& s, const Target& t) {
+  return (s.m + 1) / 2 * ((s.n + t.f32_lanes - 1) / t.f32_lanes);
+}
+bool CopyPairsApplies(const Spec& s, const Target& t) {
+  if (!t.bf16_dot || s.kind != Kind::kMove) return false;
+  const TensorSpec src = s.Operand(0), dst = s.Operand(1);
+  return Bf16(src.aux) && Bf16(dst.aux) && src.aux.level == Level::kL1 &&
+         dst.aux.level == Level::kL1 && src.aux.layout == Layout::kRowMajor &&
+         src.aux.pack == 0 && dst.aux.interleave == 2 &&
+         dst.aux.pack % t.f32_lanes == 0 &&
+         CopyPairsVectors(s, t) <= kMaxUnrolledStores;
+}
+int TwoScratch(const Spec&, const Target&) { return 2; }
+int64_t CopyPairsCost(const Spec& s, const Target& t) {
+  return CopyPairsVectors(s, t) *
+         (2 * std::max(t.cost.load, t.cost.store) + WidenCost(t));
+}
+
 const KernelInfo kInfos[kNumKernels] = {
     {"broadcast_fma", BroadcastFmaApplies, BroadcastFmaScratchOf,
      BroadcastFmaCost},
@@ -280,6 +341,8 @@ const KernelInfo kInfos[kNumKernels] = {
     {"copy", CopyApplies, OneScratch, CopyCost},
     {"dot", DotApplies, DotScratch, DotCost},
     {"dot_bf16", DotBf16Applies, DotBf16Scratch, DotBf16Cost},
+    {"outer_bf16", OuterBf16Applies, OuterBf16Scratch, OuterBf16Cost},
+    {"copy_pairs", CopyPairsApplies, TwoScratch, CopyPairsCost},
 };
 
 }  // namespace

@@ -46,8 +46,21 @@ enum class KernelId : uint8_t {
   // 32 bf16 of each (16 k-pairs, which a contiguous row and column already
   // are) and adds both products of a pair into one f32 lane.
   kDotBf16,
+  // MatmulAccum m x 2 x n with C in vector registers (full-width or ymm), A
+  // bf16 row-major in L1 and B bf16 in L1 interleaved in k-pairs (`pPx2`,
+  // core/tensor_spec.h), AVX-512 BF16 only: per row of A one dword broadcast
+  // of its k-pair, then vdpbf16ps with each of B's vectors of pairs, which
+  // adds both products of a pair into C's f32 lane (the outer-product form
+  // of vdpbf16ps). Also m x 1 x n, the last row of an odd k, whose pair
+  // partner is ignored.
+  kOuterBf16,
+  // Move L1 -> L1 of bf16 from a plain row-major tile into the k-pair layout:
+  // two rows widened to dwords and merged into one vector of pairs (an odd
+  // last row pairs with zero). AVX-512 BF16 targets only (the layout is for
+  // kOuterBf16).
+  kCopyPairs,
 };
-inline constexpr int kNumKernels = 9;
+inline constexpr int kNumKernels = 11;
 // The broadcast kernel prefetches a plain bf16 B this many rows ahead (one
 // prefetcht0 per 64 bytes of its row) when B's rows are at least
 // kPrefetchMinPitch bytes apart: each row is then its own DRAM stream, which

@@ -49,11 +49,14 @@ Spec Spec::Move(int64_t m, int64_t n, TensorAux src, TensorAux dst) {
 
 namespace {
 
+// A canonical operand has a vector width only in VRF and a panel width only
+// elsewhere (Canonical), so the level says which of the two the 11-bit field
+// holds; interleave is 0 or 2, one bit.
 uint64_t PackAux(const TensorAux& a) {
+  const uint64_t width = a.level == Level::kVRF ? a.vector_width : a.pack;
   return static_cast<uint64_t>(a.dtype) | static_cast<uint64_t>(a.level) << 1 |
-         static_cast<uint64_t>(a.layout) << 4 |
-         static_cast<uint64_t>(a.vector_width) << 5 |
-         static_cast<uint64_t>(a.pack) << 10;
+         static_cast<uint64_t>(a.layout) << 4 | width << 5 |
+         static_cast<uint64_t>(a.interleave != 0) << 16;
 }
 
 }  // namespace
@@ -80,7 +83,11 @@ Spec Canonical(Spec s) {
       a.layout = Layout::kRowMajor;
       a.pack = 0;
     }
-    if (a.pack != 0 && t.OuterExtent() == 1 && t.InnerExtent() <= a.pack)
+    // Rows interleave only within row panels. One row of an interleaved tile
+    // is not plain (its elements are a pair apart), so it keeps its layout.
+    if (a.pack == 0 || a.layout != Layout::kRowMajor) a.interleave = 0;
+    if (a.pack != 0 && a.interleave == 0 && t.OuterExtent() == 1 &&
+        t.InnerExtent() <= a.pack)
       a.pack = 0;
     if (a.level != Level::kVRF) a.vector_width = 0;
   }

@@ -125,8 +125,8 @@ struct Spec {
 };
 
 // Everything but the budget, packed into three words (dims and batch are below
-// 2^31, a vector width below 2^5, a panel width below 2^11); equal exactly when
-// the Specs without their budgets are equal.
+// 2^31, a vector width or a panel width below 2^11); equal exactly when the
+// canonical Specs without their budgets are equal.
 std::array<uint64_t, 3> PackProblem(const Spec& s);
 
 template <typename H>
@@ -146,8 +146,9 @@ H AbslHashValue(H h, const Spec& s) {
 }
 
 // Canonical form: a 1x1 operand and every VRF operand is row-major and
-// unpacked; only VRF operands carry a vector width; a packed operand that is a
-// single run of at most one panel (one outer row) is plain; cache budgets are
+// unpacked; only VRF operands carry a vector width; only packed row-major
+// operands are interleaved; a packed operand that is a single run of at most
+// one panel (one outer row, not interleaved) is plain; cache budgets are
 // powers of two. Equal problems hash equal. (An m x 1 tile keeps its layout:
 // it says whether the tile is contiguous in memory.) A cache level's budget is
 // zero when no operand is farther out than that level (nothing could use it).

@@ -41,7 +41,10 @@ std::string PrintAux(const TensorAux& a) {
   std::vector<std::string> props;
   if (a.level != Level::kGL) props.emplace_back(Name(a.level));
   if (a.layout != Layout::kRowMajor) props.emplace_back(Name(a.layout));
-  if (a.pack != 0) props.push_back(absl::StrCat("p", a.pack));
+  if (a.pack != 0)
+    props.push_back(absl::StrCat("p", a.pack,
+                                 a.interleave ? absl::StrCat("x", a.interleave)
+                                              : ""));
   if (a.vector_width != 0) props.push_back(absl::StrCat("v", a.vector_width));
   return absl::StrJoin(props, ",");
 }
@@ -188,17 +191,31 @@ absl::Status Parser::ParseOperand(absl::string_view name,
             absl::StrCat("vector width is ", w, ", must be 1, 4, 8 or 16"));
       a.vector_width = static_cast<uint8_t>(w);
     } else if (p.size() > 1 && p[0] == 'p') {
-      AMARENA_ASSIGN_OR_RETURN(int64_t w, Int(p.substr(1), "panel width"));
+      // pP, or pPxG: panels of P with rows interleaved in groups of G.
+      const size_t x = p.find('x');
+      AMARENA_ASSIGN_OR_RETURN(int64_t w,
+                               Int(p.substr(1, x - 1), "panel width"));
       if (w < 1 || w > kMaxPack)
         return Error(
             absl::StrCat("panel width is ", w, ", must be 1 to ", kMaxPack));
       a.pack = static_cast<uint16_t>(w);
+      if (x != absl::string_view::npos) {
+        AMARENA_ASSIGN_OR_RETURN(int64_t g, Int(p.substr(x + 1), "interleave"));
+        if (g != 2)
+          return Error(absl::StrCat("interleave is ", g,
+                                    ", must be 2 (k-pairs, as in p32x2)"));
+        a.interleave = static_cast<uint8_t>(g);
+      }
     } else {
       return Error(absl::StrCat("property '", p, "' of operand ", name,
                                 " is unknown, must be gl, l3, l2, l1, vrf, "
-                                "row, col, pN or vN"));
+                                "row, col, pN, pNx2 or vN"));
     }
   }
+  if (a.interleave != 0 && a.layout != Layout::kRowMajor)
+    return Error(absl::StrCat("operand ", name,
+                              " is interleaved and column-major, must be "
+                              "row-major to interleave"));
   if (a.pack != 0 && a.level == Level::kVRF)
     return Error(absl::StrCat("operand ", name,
                               " is packed in vrf, must be packed only in "

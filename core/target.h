@@ -65,10 +65,10 @@ struct CostParams {
     return (dense ? line_dense : line_strided)[static_cast<int>(from)];
   }
 };
-inline constexpr int kCostModelVersion = 4;
+inline constexpr int kCostModelVersion = 5;
 // Versions what the generator makes of a tree (the search space, the JIT):
 // part of every cache key and of the on-disk database's identity.
-inline constexpr int kGeneratorVersion = 2;
+inline constexpr int kGeneratorVersion = 3;
 
 struct CacheSizes {
   int64_t l1d = 32 << 10;

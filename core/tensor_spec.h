@@ -25,6 +25,13 @@ inline constexpr int kLineBytes = 64;
 // Row-major with P is B as K x NR panels (NR = P): element (i, j) lives at
 // (j / P) * rows * P + i * P + j % P. Column-major with P is A as MR x K panels
 // (MR = P). The last panel is padded to P.
+//
+// Interleaved ("VNNI", spelled `pPx2`): with `interleave` = 2 as well (row-major
+// and packed only), each panel is stored as ceil(rows / 2) rows of P pairs:
+// element (i, j) at (j / P) * R * P + (i / 2) * 2 * P + (j % P) * 2 + i % 2,
+// where R = rows rounded up to even. Rows 2r and 2r + 1 of a column are
+// adjacent, which is what vdpbf16ps multiplies (a k-pair of B per f32 lane).
+// An odd last row's partner is zero, and so is the padding of the last panel.
 struct TensorAux {
   DType dtype = DType::kF32;
   Level level = Level::kGL;
@@ -33,12 +40,13 @@ struct TensorAux {
   // 8 = f32 ymm); 0 for every memory level.
   uint8_t vector_width = 0;
   uint16_t pack = 0;  // panel width; 0 = plain row- or column-major
+  uint8_t interleave = 0;  // 2: rows in pairs within each panel; 0: not
 
   friend auto operator<=>(const TensorAux&, const TensorAux&) = default;
   template <typename H>
   friend H AbslHashValue(H h, const TensorAux& a) {
     return H::combine(std::move(h), a.dtype, a.level, a.layout, a.vector_width,
-                      a.pack);
+                      a.pack, a.interleave);
   }
 };
 
@@ -58,9 +66,12 @@ struct TensorSpec {
   // 64-byte lines touched by this tile when it is a view of a larger matrix.
   // Plain layouts: each outer row starts a new line (alignment is not
   // modelled). Packed: each panel's rows are adjacent, so a panel is one run.
+  // Interleaved: a stored row holds `g` rows of the tile, so rows count in
+  // groups of g and each element takes g times its bytes.
   int64_t Lines() const {
-    const int64_t es = SizeOf(aux.dtype), inner = InnerExtent();
-    const int64_t outer = OuterExtent();
+    const int64_t g = aux.interleave ? aux.interleave : 1;
+    const int64_t es = g * SizeOf(aux.dtype), inner = InnerExtent();
+    const int64_t outer = (OuterExtent() + g - 1) / g;
     auto rows_of = [&](int64_t width) {
       return outer * ((width * es + kLineBytes - 1) / kLineBytes);
     };

@@ -197,7 +197,8 @@ void Copy(Emitter& e, const Spec& s, std::span<const View> v) {
   const View &src = v[0], &dst = v[1];
   const TensorSpec st = s.Operand(0), dt = s.Operand(1);
   const int lanes = e.target().f32_lanes;
-  const bool same = st.aux.layout == dt.aux.layout;
+  const bool same = st.aux.layout == dt.aux.layout &&
+                    st.aux.interleave == dt.aux.interleave;
   const bool vec = same && st.aux.pack % lanes == 0 && dt.aux.pack % lanes == 0;
   const bool row_major = !same || st.aux.layout == Layout::kRowMajor;
   const int64_t inner = row_major ? s.n : s.m, outer = row_major ? s.m : s.n;
@@ -379,6 +380,10 @@ void EmitKernel(Emitter& e, const Spec& spec, KernelId id,
       return Dot(e, spec, views);
     case KernelId::kDotBf16:
       return DotBf16(e, spec, views);
+    case KernelId::kOuterBf16:
+      return EmitOuterBf16(e, spec, views);
+    case KernelId::kCopyPairs:
+      return EmitCopyPairs(e, spec, views);
   }
   AMARENA_CHECK(false);
 }

@@ -10,7 +10,13 @@ using Xbyak::Reg64;
 
 int64_t View::Offset(int64_t i, int64_t j) const {
   AMARENA_CHECK(!in_regs);
-  int64_t off = disp + i * row_stride + j * col_stride;
+  int64_t off = disp + j * col_stride;
+  if (pair_offset != 0) {
+    AMARENA_CHECK(panel_axis != Axis::kRows);
+    off += (i / 2) * row_stride + (i % 2) * pair_offset;
+  } else {
+    off += i * row_stride;
+  }
   if (panel_axis == Axis::kCols) {
     off += (j / panel) * panel_stride + (j % panel - j) * col_stride;
   } else if (panel_axis == Axis::kRows) {
@@ -28,6 +34,7 @@ View View::Slice(int64_t r0, int64_t c0, int64_t nrows, int64_t ncols) const {
   v.rows = nrows;
   v.cols = ncols;
   if (!in_regs) {
+    AMARENA_CHECK(pair_offset == 0 || r0 % 2 == 0);
     v.disp = Offset(r0, c0);
     if (panel_axis != Axis::kNone) {
       int64_t start = panel_axis == Axis::kCols ? c0 : r0;
@@ -55,6 +62,10 @@ int64_t View::Step(Axis axis, int64_t tile) const {
     AMARENA_CHECK(tile % panel == 0);
     return tile / panel * panel_stride;
   }
+  if (axis == Axis::kRows && pair_offset != 0) {
+    AMARENA_CHECK(tile % 2 == 0);
+    return tile / 2 * row_stride;
+  }
   return tile * (axis == Axis::kRows ? row_stride : col_stride);
 }
 
@@ -71,6 +82,13 @@ View MemoryView(const TensorSpec& t, int64_t pitch) {
     v.panel_axis = row_major ? Axis::kCols : Axis::kRows;
     v.panel = p;
     v.panel_stride = t.OuterExtent() * p * es;
+    if (const int64_t g = t.aux.interleave) {  // row-major pairs (g == 2)
+      AMARENA_CHECK(g == 2 && row_major);
+      v.row_stride = g * p * es;
+      v.col_stride = g * es;
+      v.pair_offset = es;
+      v.panel_stride = (t.rows + g - 1) / g * g * p * es;
+    }
     if (t.InnerExtent() <= p) v = v.Slice(0, 0, t.rows, t.cols);
   }
   return v;
@@ -129,11 +147,13 @@ void Emitter::FreeGpr(const Reg64& r) { free_gprs_.push_back(r.getIdx()); }
 
 namespace {
 
-// Bytes of a buffer holding `t`, panels padded to whole.
+// Bytes of a buffer holding `t`, panels (and interleaved rows) padded to
+// whole.
 int64_t BufferBytes(const TensorSpec& t) {
-  int64_t inner = t.InnerExtent();
+  int64_t inner = t.InnerExtent(), outer = t.OuterExtent();
   if (t.aux.pack) inner = (inner + t.aux.pack - 1) / t.aux.pack * t.aux.pack;
-  return inner * t.OuterExtent() * SizeOf(t.aux.dtype);
+  if (t.aux.interleave) outer = (outer + 1) / 2 * 2;
+  return inner * outer * SizeOf(t.aux.dtype);
 }
 
 int64_t AlignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }

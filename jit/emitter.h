@@ -37,6 +37,10 @@ struct View {
   Axis panel_axis = Axis::kNone;
   int64_t panel = 0;
   int64_t panel_stride = 0;  // bytes
+  // Interleaved in row pairs (`pPx2`): rows 2r and 2r + 1 lie pair_offset
+  // bytes apart and row_stride is the stride of pairs; 0 = rows not paired.
+  // Slices and steps along the rows then start on even rows.
+  int64_t pair_offset = 0;
   // Registers: regs[i * RegsPerRow() + j / vw] holds row i, columns j..j+vw-1.
   std::vector<int> regs;
   int64_t rows = 0, cols = 0;
@@ -146,6 +150,9 @@ class Emitter : public Xbyak::CodeGenerator {
 // The per-kernel emitters (emit_kernels.cc), one per KernelId.
 void EmitKernel(Emitter& e, const Spec& spec, KernelId id,
                 std::span<const View> views);
+// The k-pair (vdpbf16ps outer-product) kernels (emit_bf16_kernels.cc).
+void EmitOuterBf16(Emitter& e, const Spec& spec, std::span<const View> views);
+void EmitCopyPairs(Emitter& e, const Spec& spec, std::span<const View> views);
 
 }  // namespace amarena::jit
 

@@ -26,6 +26,7 @@ std::string Describe(const Action& a) {
           a.operand, " ", Name(a.to.level),
           a.to.layout == Layout::kColMajor ? " col" : "",
           a.to.pack ? absl::StrCat(" p", a.to.pack) : "",
+          a.to.interleave ? absl::StrCat("x", a.to.interleave) : "",
           a.to.vector_width ? absl::StrCat(" v", a.to.vector_width) : "",
           a.to.dtype != DType::kF32 ? absl::StrCat(" ", Name(a.to.dtype)) : "");
     case ActionKind::kSelect:
@@ -120,6 +121,10 @@ absl::StatusOr<Action> ParseAction(absl::string_view text) {
       std::optional<int64_t> v;
       if (p == "col") {
         a.to.layout = Layout::kColMajor;
+      } else if (p[0] == 'p' && p.size() > 3 && p.substr(p.size() - 2) == "x2" &&
+                 (v = ParseCount(p.substr(1, p.size() - 3), 65535))) {
+        a.to.pack = static_cast<uint16_t>(*v);  // pPx2: interleaved pairs
+        a.to.interleave = 2;
       } else if (p[0] == 'p' && (v = ParseCount(p.substr(1), 65535))) {
         a.to.pack = static_cast<uint16_t>(*v);
       } else if (p[0] == 'v' && (v = ParseCount(p.substr(1), 255))) {

@@ -44,6 +44,8 @@ std::vector<int64_t> TileSizes(const Spec& s, Dim d) {
     } else if (t.aux.pack != 0) {
       bool inner = (axis == Axis::kCols) == (t.aux.layout == Layout::kRowMajor);
       if (inner) w = t.aux.pack;
+      // Rows interleaved in groups: a tile starts on a group's first row.
+      if (!inner && t.aux.interleave) w = t.aux.interleave;
     }
     if (w > 1) {
       if (multiple % w != 0 && w % multiple != 0) return {};

@@ -16,7 +16,7 @@ Spec WithExtent(Spec s, Dim d, int64_t extent);
 // Tile sizes below the extent of `d`: 2^a, plus 3, 6 and 12 along m (so 6 x 16
 // register tiles exist), keeping every register tile whole (a multiple of its
 // vector width) and every packed operand's panels whole (a multiple of its
-// panel width).
+// panel width) and its interleaved row pairs whole (a multiple of 2).
 std::vector<int64_t> TileSizes(const Spec& s, Dim d);
 
 // A Loop candidate over `d` in tiles of `size` (< the extent).

@@ -10,7 +10,12 @@
 //   under 0.5 % and doubled the search time.)
 //   A bf16 B is packed either as bf16 (half the bytes; the kernel widens each
 //   vector it loads) or cast to f32 on the way (the copy widens each element
-//   once, however many rows of A then read it).
+//   once, however many rows of A then read it); with AVX-512 BF16 a
+//   row-major bf16 B may also be packed interleaved in k-pairs (`pPx2`, the
+//   layout the vdpbf16ps outer-product kernel reads).
+//   A B that arrives interleaved in k-pairs may be unpacked the same ways
+//   (element by element): the way to a kernel where vdpbf16ps cannot read it
+//   (no AVX-512 BF16, a column-major A, panels narrower than a vector).
 // Yields: an Alloc of kind buffer: the prologue Move (the copy, which the
 //   search implements like any other Spec: tiled, viewed, and a copy kernel)
 //   and the body reading B from the buffer. The buffer takes its lines from
@@ -24,18 +29,28 @@ void PackOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
   if (!s.IsMatmul()) return;
   const int i = 1;
   const TensorAux& from = s.aux[i];
-  if (from.level == Level::kVRF || from.level == Level::kL1 || from.pack)
+  if (from.level == Level::kVRF || from.level == Level::kL1 ||
+      (from.pack && !from.interleave))
     return;
   const int64_t lanes = t.f32_lanes;
   const int64_t p = s.n > lanes ? 2 * lanes : lanes;
+  const bool bf16 = from.dtype == DType::kBF16;
+  const bool pairs = bf16 && t.bf16_dot && from.pack == 0 &&
+                     from.layout == Layout::kRowMajor;
   for (Level to : kCacheLevels) {
     if (!Faster(to, from.level)) continue;
-    // The operand's own dtype, and f32 when that is a cast.
-    const DType dtypes[] = {from.dtype, DType::kF32};
-    for (int d = 0; d < (from.dtype == DType::kF32 ? 1 : 2); ++d) {
-      const DType dtype = dtypes[d];
+    // The operand's own dtype, f32 when that is a cast, and bf16 k-pairs.
+    struct Choice {
+      DType dtype;
+      uint8_t interleave;
+    };
+    const Choice choices[] = {{from.dtype, 0}, {DType::kF32, 0},
+                              {DType::kBF16, 2}};
+    const int num = !bf16 ? 1 : pairs ? 3 : 2;
+    for (int d = 0; d < num; ++d) {
       TensorAux aux = from;
-      aux.dtype = dtype;
+      aux.dtype = choices[d].dtype;
+      aux.interleave = choices[d].interleave;
       aux.level = to;
       aux.layout = Layout::kRowMajor;
       aux.pack = static_cast<uint16_t>(p);
