@@ -143,16 +143,17 @@ void SetCounters(benchmark::State& state, int64_t m) {
 
 // --- amarena
 
-// `panel` > 0: B pre-packed in row panels of that width (`b=pP`), packed once
+// `panel` > 0: B pre-packed in row panels of that width (`b=pP`), or with
+// `pairs` in k-pair panels (`b=pPx2`, what vdpbf16ps reads), packed once
 // before timing, like oneDNN's pre-packed weights.
 void BM_Amarena(benchmark::State& state, Isa isa, int64_t m, int threads,
-                int panel = 0) {
+                int panel = 0, bool pairs = false) {
   DramGBps();
   Runtime* rt = CachedRuntime(isa, threads);
   if (rt == nullptr) return state.SkipWithError("CPU lacks this ISA");
-  const std::string text =
-      absl::StrCat("matmul ", m, "x", kK, "x", kN, " bf16*bf16->f32",
-                   panel ? absl::StrCat(" b=p", panel) : "");
+  const std::string text = absl::StrCat(
+      "matmul ", m, "x", kK, "x", kN, " bf16*bf16->f32",
+      panel ? absl::StrCat(" b=p", panel, pairs ? "x2" : "") : "");
   absl::StatusOr<KernelPtr> k = rt->Get(text);
   if (!k.ok())
     return state.SkipWithError(std::string(k.status().message()).c_str());
@@ -162,6 +163,7 @@ void BM_Amarena(benchmark::State& state, Isa isa, int64_t m, int threads,
     const Spec& s = (*k)->spec();
     TensorSpec plain = s.Operand(1);
     plain.aux.pack = 0;
+    plain.aux.interleave = 0;
     for (auto& b : bs) {
       b.resize(static_cast<size_t>(StoredElements(s.Operand(1))));
       Relayout(plain, p.b.data(), s.Operand(1), b.data());
@@ -249,6 +251,10 @@ BENCHMARK(BM_DramRead)->Iterations(1);
   BENCHMARK_CAPTURE(BM_Amarena, name, isa, m, threads, panel) \
       ->Unit(benchmark::kMicrosecond)                         \
       ->UseRealTime()
+#define AMARENA_BF16_PAIRS(name, isa, m, threads, panel)            \
+  BENCHMARK_CAPTURE(BM_Amarena, name, isa, m, threads, panel, true) \
+      ->Unit(benchmark::kMicrosecond)                               \
+      ->UseRealTime()
 #define ONEDNN_BF16(name, m, threads, packed)            \
   BENCHMARK_CAPTURE(BM_OneDnn, name, m, threads, packed) \
       ->Unit(benchmark::kMicrosecond)                    \
@@ -256,6 +262,8 @@ BENCHMARK(BM_DramRead)->Iterations(1);
 
 // B pre-packed in panels of 32 (b=p32): each call streams K x 32 panels, one
 // per 64-byte line of a row; of the widths tried (32, 64, 256) the fastest.
+// For M >= 4, also in k-pair panels of 32 (b=p32x2, AVX-512 BF16's
+// vdpbf16ps outer product), the counterpart of oneDNN's pre-packed rows.
 AMARENA_BF16(avx2_m1, Isa::kAvx2, 1, 1);
 AMARENA_BF16(avx512_m1, Isa::kAvx512, 1, 1);
 AMARENA_BF16_PACKED(avx2_m1_prepacked, Isa::kAvx2, 1, 1, 32);
@@ -273,6 +281,7 @@ ONEDNN_BF16(prepacked_m1_2threads, 1, 2, true);
   AMARENA_BF16(avx512_m##m, Isa::kAvx512, m, 1);                        \
   AMARENA_BF16_PACKED(avx2_m##m##_prepacked, Isa::kAvx2, m, 1, 32);     \
   AMARENA_BF16_PACKED(avx512_m##m##_prepacked, Isa::kAvx512, m, 1, 32); \
+  AMARENA_BF16_PAIRS(avx512_m##m##_pairs, Isa::kAvx512, m, 1, 32);      \
   ONEDNN_BF16(plain_m##m, m, 1, false);                                 \
   ONEDNN_BF16(prepacked_m##m, m, 1, true)
 AMARENA_BF16_M(4);

@@ -23,11 +23,12 @@ bool Bf16(const TensorAux& a) { return a.dtype == DType::kBF16; }
 int64_t WidenCost(const Target& t) { return t.cost.fma; }
 
 // A memory tile whose columns can be read vw at a time by one vector access:
-// row-major, and no vector straddles two panels. A last partial vector per
-// row is read or written under a mask (full-width vectors only).
+// row-major, not interleaved in k-pairs, and no vector straddles two panels.
+// A last partial vector per row is read or written under a mask (full-width
+// vectors only).
 bool ColumnsVectorisable(const TensorSpec& mem, int vw, const Target& t) {
   if (vw == 1) return true;
-  return (mem.cols % vw == 0 || vw == t.f32_lanes) &&
+  return (mem.cols % vw == 0 || vw == t.f32_lanes) && mem.aux.interleave == 0 &&
          mem.aux.layout == Layout::kRowMajor && mem.aux.pack % vw == 0;
 }
 
@@ -298,14 +299,16 @@ int OuterBf16Scratch(const Spec& s, const Target&) {
   return static_cast<int>(VectorsPerRow(s)) + 1;
 }
 // m * ceil(n/vw) vdpbf16ps on the FMA pipes (priced as FMAs; k = 1 adds a
-// shift per B vector and per broadcast) against ceil(n/vw) + m loads, and no
+// shift per B vector and per broadcast) against ceil(n/vw) + m loads and a
+// prefetch per 64 bytes of B's row of pairs (kPairPrefetchRows), and no
 // faster than one vdpbf16ps latency (6 cycles on Zen 4/5, AMD's guide; not
 // measured here) per call: successive calls along k update the same
 // accumulators.
 int64_t OuterBf16Cost(const Spec& s, const Target& t) {
   const int64_t nv = VectorsPerRow(s);
   const int64_t ops = s.m * nv + (s.k == 1 ? s.m + nv : 0);
-  return std::max({ops * t.cost.fma, (nv + s.m) * t.cost.load, int64_t{6 * 6}});
+  const int64_t loads = nv + s.m + (4 * s.n + 63) / 64;
+  return std::max({ops * t.cost.fma, loads * t.cost.load, int64_t{6 * 6}});
 }
 
 // --- kCopyPairs -------------------------------------------------------------

@@ -70,6 +70,15 @@ inline constexpr int kNumKernels = 11;
 // rows, 23.7 with 16, 16.0 with 32.
 inline constexpr int kPrefetchRows = 8;
 inline constexpr int64_t kPrefetchMinPitch = 4096;
+// The vdpbf16ps outer-product kernel prefetches B (k-pairs) this many pair
+// rows ahead, one prefetcht0 per 64 bytes of its row of pairs, wherever B
+// lies: the hardware prefetchers fall behind when a B tile is read several
+// times (once per tile of A's rows) before the next. bench/bf16_benchmark,
+// B pre-packed (b=p32x2, 4 KiB of a panel ahead at 32), 1 thread, us per
+// call for M = 4 / 16 / 64: none 3187 / 8596 / 17230; 16 pair rows 2244 /
+// 4585 / 12793; 32 rows 2104 / 3432 / 11382; 64 rows 2203 / 3419 / 11030;
+// 128 rows 2264 / 4569 / 12236 (one run each, a shared machine).
+inline constexpr int kPairPrefetchRows = 32;
 // Longest dot product one kernel unrolls, in vectors.
 inline constexpr int64_t kMaxDotVectors = 32;
 // Unrolled store sequences longer than this are left to loops.
