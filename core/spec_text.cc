@@ -192,7 +192,7 @@ absl::Status Parser::ParseOperand(absl::string_view name,
       a.vector_width = static_cast<uint8_t>(w);
     } else if (p.size() > 1 && p[0] == 'p') {
       // pP, or pPxG: panels of P with rows interleaved in groups of G.
-      const size_t x = p.find('x');
+      const size_t x = p.find('x', 2);
       AMARENA_ASSIGN_OR_RETURN(int64_t w,
                                Int(p.substr(1, x - 1), "panel width"));
       if (w < 1 || w > kMaxPack)

@@ -26,10 +26,10 @@ inline constexpr int kLineBytes = 64;
 // (j / P) * rows * P + i * P + j % P. Column-major with P is A as MR x K panels
 // (MR = P). The last panel is padded to P.
 //
-// Interleaved ("VNNI", spelled `pPx2`): with `interleave` = 2 as well (row-major
-// and packed only), each panel is stored as ceil(rows / 2) rows of P pairs:
-// element (i, j) at (j / P) * R * P + (i / 2) * 2 * P + (j % P) * 2 + i % 2,
-// where R = rows rounded up to even. Rows 2r and 2r + 1 of a column are
+// Interleaved ("VNNI", spelled `pPx2`): with `interleave` = 2 as well
+// (row-major and packed only), each panel is stored as ceil(rows / 2) rows of
+// P pairs: element (i, j) at (j / P) * R * P + (i / 2) * 2 * P + (j % P) * 2 +
+// i % 2, where R = rows rounded up to even. Rows 2r and 2r + 1 of a column are
 // adjacent, which is what vdpbf16ps multiplies (a k-pair of B per f32 lane).
 // An odd last row's partner is zero, and so is the padding of the last panel.
 struct TensorAux {

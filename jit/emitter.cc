@@ -46,6 +46,12 @@ View View::Slice(int64_t r0, int64_t c0, int64_t nrows, int64_t ncols) const {
         v.panel = v.panel_stride = 0;
       }
     }
+    if (pair_offset != 0 && nrows == 1 && ncols == 1) {
+      // One element is plain, as Canonical makes its Spec (no longer paired):
+      // element-sized strides.
+      v.col_stride = v.row_stride = pair_offset;
+      v.pair_offset = 0;
+    }
     return v;
   }
   AMARENA_CHECK(c0 % vw == 0);

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -121,7 +122,7 @@ absl::StatusOr<Action> ParseAction(absl::string_view text) {
       std::optional<int64_t> v;
       if (p == "col") {
         a.to.layout = Layout::kColMajor;
-      } else if (p[0] == 'p' && p.size() > 3 && p.substr(p.size() - 2) == "x2" &&
+      } else if (p[0] == 'p' && absl::EndsWith(p, "x2") &&
                  (v = ParseCount(p.substr(1, p.size() - 3), 65535))) {
         a.to.pack = static_cast<uint16_t>(*v);  // pPx2: interleaved pairs
         a.to.interleave = 2;

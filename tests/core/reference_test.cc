@@ -227,5 +227,41 @@ TEST(ReferenceTest, PackedOffsetsAndRelayout) {
   EXPECT_EQ(back, src);
 }
 
+// k-pair panels of 4 over 5 rows x 10 columns (`p4x2`): rows stored as 3
+// pairs (the last row's partner is padding), element (i, j) at
+// (j/4)*6*4 + (i/2)*8 + (j%4)*2 + i%2; the last panel padded to 4. Relayout
+// there and back is the identity and zeroes every padding element.
+TEST(ReferenceTest, PairOffsetsAndRelayout) {
+  TensorSpec plain{.rows = 5, .cols = 10, .aux = {.dtype = DType::kBF16}};
+  TensorSpec pairs = plain;
+  pairs.aux.pack = 4;
+  pairs.aux.interleave = 2;
+  EXPECT_EQ(StoredElements(pairs), 3 * 4 * 6);
+  EXPECT_EQ(Offset(pairs, 0, 0), 0);
+  EXPECT_EQ(Offset(pairs, 1, 0), 1);
+  EXPECT_EQ(Offset(pairs, 0, 1), 2);
+  EXPECT_EQ(Offset(pairs, 3, 6), 24 + 8 + 4 + 1);
+  EXPECT_EQ(Offset(pairs, 4, 9), 48 + 16 + 2);
+  std::vector<uint16_t> src(50), mid(72, 0x7fc0), back(50);  // mid: NaNs
+  for (int e = 0; e < 50; ++e) src[e] = static_cast<uint16_t>(e + 1);
+  Relayout(plain, src.data(), pairs, mid.data());
+  std::vector<bool> used(72, false);
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 10; ++j) {
+      EXPECT_EQ(mid[Offset(pairs, i, j)], src[i * 10 + j]);
+      used[Offset(pairs, i, j)] = true;
+    }
+  for (int e = 0; e < 72; ++e) {
+    if (!used[e]) {
+      EXPECT_EQ(mid[e], 0) << "padding element " << e;
+    }
+  }
+  Relayout(pairs, mid.data(), plain, back.data());
+  EXPECT_EQ(back, src);
+  // Lines of the tile: 3 stored rows of a panel are 3 * 4 pairs * 4 bytes,
+  // one line per panel.
+  EXPECT_EQ(pairs.Lines(), 3);
+}
+
 }  // namespace
 }  // namespace amarena

@@ -36,6 +36,7 @@ Spec RandomRawSpec(std::mt19937_64& rng) {
     a.layout = static_cast<Layout>(pick(0, 1));
     a.vector_width = static_cast<uint8_t>(pick(0, 16));
     a.pack = static_cast<uint16_t>(pick(0, 1) ? pick(0, 40) : 0);
+    a.interleave = static_cast<uint8_t>(pick(0, 3) == 0 ? 2 : 0);
   }
   s.serial = pick(0, 1) == 1;
   if (pick(0, 1) == 1)
@@ -197,6 +198,29 @@ TEST(TensorSpecTest, PackedLinesCountWholePanels) {
   EXPECT_EQ(lines(6, 100, Layout::kColMajor, 6), 38);  // one 2400-byte run
 }
 
+// Rows interleaved in pairs only within row-major panels; one row of pairs
+// keeps its layout (its elements are a pair apart), one element does not.
+TEST(CanonicalTest, InterleavedOnlyInRowPanels) {
+  const TensorAux pairs{.level = Level::kL1, .pack = 32, .interleave = 2};
+  EXPECT_EQ(Spec::Matmul(4, 1, 20, {}, pairs).aux[1], pairs);
+  EXPECT_EQ(Spec::Matmul(4, 7, 20, {}, pairs).aux[1], pairs);
+  EXPECT_EQ(Spec::Matmul(4, 1, 1, {}, pairs).aux[1],
+            (TensorAux{.level = Level::kL1}));
+  TensorAux col = pairs;
+  col.layout = Layout::kColMajor;
+  EXPECT_EQ(Spec::Matmul(4, 7, 20, {}, col).aux[1].interleave, 0);
+  TensorAux unpacked = pairs;
+  unpacked.pack = 0;
+  EXPECT_EQ(Spec::Matmul(4, 7, 20, {}, unpacked).aux[1].interleave, 0);
+  // Interleaving is part of the problem's identity.
+  TensorAux plain = pairs;
+  plain.interleave = 0;
+  EXPECT_NE(Spec::Matmul(4, 7, 20, {}, pairs),
+            Spec::Matmul(4, 7, 20, {}, plain));
+  EXPECT_NE(PackProblem(Spec::Matmul(4, 7, 20, {}, pairs)),
+            PackProblem(Spec::Matmul(4, 7, 20, {}, plain)));
+}
+
 TEST(CanonicalTest, IsIdempotent) {
   std::mt19937_64 rng(20240521);
   for (int trial = 0; trial < 5000; ++trial) {
@@ -236,6 +260,8 @@ TEST(SpecTest, HashIsConsistentWithEquality) {
   Spec batched = specs[0];
   batched.b = 2;
   specs.push_back(batched);
+  specs.push_back(Spec::Matmul(4, 4, 64, {}, {.pack = 32}));
+  specs.push_back(Spec::Matmul(4, 4, 64, {}, {.pack = 32, .interleave = 2}));
   EXPECT_TRUE(absl::VerifyTypeImplementsAbslHashCorrectly(specs));
 }
 

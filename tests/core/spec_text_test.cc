@@ -51,6 +51,7 @@ Spec RandomValidSpec(std::mt19937_64& rng) {
       a.vector_width = kWidths[pick(0, 3)];
     } else if (pick(0, 3) == 0) {
       a.pack = static_cast<uint16_t>(pick(1, 64));
+      if (a.layout == Layout::kRowMajor && pick(0, 2) == 0) a.interleave = 2;
     }
   }
   s.serial = pick(0, 1) == 1;
@@ -88,6 +89,10 @@ const char* const kCanonicalTexts[] = {
     "budget=vrf:16,gpr:10,l1:512,l2:16384,l3:524288",
     "move 256x64 f32 dst=l2,p16 budget=vrf:16,gpr:9,l1:512,l2:8192,l3:0",
     "move 64x256 f32 src=l1,col,p6 dst=vrf,v8",
+    "matmul 16x2048x16384 bf16*bf16->f32 b=p32x2",
+    "matmul 4x2x64 bf16*bf16->f32 accum a=l1 b=l1,p32x2 c=vrf,v16",
+    "matmul 3x1x20 bf16*bf16->f32 accum a=l1 b=l1,p32x2 c=vrf,v16",
+    "move 7x100 bf16 src=l1 dst=l1,p32x2",
 };
 
 TEST(SpecTextTest, CanonicalTextsPrintBackUnchanged) {
@@ -309,6 +314,32 @@ TEST(SpecTextTest, RejectsBadPanels) {
   ExpectParseError("matmul 4x4x4 f32 b=px", {"panel width is 'x'"});
   ExpectParseError("matmul 4x4x4 f32 c=vrf,v8,p8",
                    {"operand c is packed in vrf", "only in memory"});
+}
+
+// k-pair panels: `pPx2` only, and only row-major.
+TEST(SpecTextTest, RejectsBadInterleave) {
+  ExpectParseError("matmul 4x4x4 bf16 b=p32x3",
+                   {"interleave is 3", "must be 2"});
+  ExpectParseError("matmul 4x4x4 bf16 b=p32x", {"interleave is ''"});
+  ExpectParseError("matmul 4x4x4 bf16 b=px2", {"panel width is 'x2'"});
+  ExpectParseError("matmul 4x4x4 bf16 b=col,p32x2",
+                   {"operand b is interleaved and column-major"});
+}
+
+// The pair layout survives where a plain panel would be simplified: one row
+// of pairs is not a plain row.
+TEST(SpecTextTest, InterleavedPanelsParse) {
+  absl::StatusOr<Spec> s =
+      ParseSpec("matmul 3x1x20 bf16*bf16->f32 b=p32x2");
+  ASSERT_THAT(s, IsOk());
+  EXPECT_EQ(s->aux[1].pack, 32);
+  EXPECT_EQ(s->aux[1].interleave, 2);
+  s = ParseSpec("matmul 3x1x20 bf16*bf16->f32 b=p32");
+  ASSERT_THAT(s, IsOk());
+  EXPECT_EQ(s->aux[1].pack, 0);
+  s = ParseSpec("matmul 3x1x1 bf16*bf16->f32 b=p32x2");  // one element
+  ASSERT_THAT(s, IsOk());
+  EXPECT_EQ(s->aux[1], TensorAux{.dtype = DType::kBF16});
 }
 
 TEST(SpecTextTest, RejectsVrfWithoutVectorWidth) {
