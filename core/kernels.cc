@@ -313,7 +313,9 @@ int64_t OuterBf16Cost(const Spec& s, const Target& t) {
 
 // --- kCopyPairs -------------------------------------------------------------
 // One vector of pairs per two rows and f32_lanes columns: two widening loads,
-// a shift, an or and a store, priced as two load/store slots and one widen.
+// a shift, an or and a store, priced as two load/store slots and one widen;
+// plus a load slot per 64 bytes of each row for the prefetch of a plain B
+// (kPrefetchRows), charged whatever the pitch, as in BroadcastFmaCost.
 // Scratch: the two rows' vectors.
 int64_t CopyPairsVectors(const Spec& s, const Target& t) {
   return (s.m + 1) / 2 * ((s.n + t.f32_lanes - 1) / t.f32_lanes);
@@ -330,7 +332,8 @@ bool CopyPairsApplies(const Spec& s, const Target& t) {
 int TwoScratch(const Spec&, const Target&) { return 2; }
 int64_t CopyPairsCost(const Spec& s, const Target& t) {
   return CopyPairsVectors(s, t) *
-         (2 * std::max(t.cost.load, t.cost.store) + WidenCost(t));
+             (2 * std::max(t.cost.load, t.cost.store) + WidenCost(t)) +
+         s.m * ((2 * s.n + 63) / 64) * t.cost.load;
 }
 
 const KernelInfo kInfos[kNumKernels] = {

@@ -75,6 +75,16 @@ void EmitCopyPairs(Emitter& e, const Spec& s, std::span<const View> v) {
   const View &src = v[0], &dst = v[1];
   AMARENA_CHECK(e.target().bf16_dot && dst.pair_offset == 2);
   const int lanes = e.target().f32_lanes;
+  // A plain B whose rows are separate DRAM streams: each row's lines
+  // kPrefetchRows rows ahead, as the broadcast kernel does (core/kernels.h).
+  if (src.panel_axis == Axis::kNone && src.row_stride >= kPrefetchMinPitch) {
+    for (int64_t i = 0; i < s.m; ++i)
+      for (int64_t byte = 0; byte < 2 * s.n; byte += 64) {
+        const int64_t off = src.Offset(i + kPrefetchRows, byte / 2);
+        if (off == static_cast<int32_t>(off))
+          e.prefetcht0(e.ptr[src.base + static_cast<int32_t>(off)]);
+      }
+  }
   const int x = e.AllocVreg(), y = e.AllocVreg();
   const Xbyak::Xmm vx = e.Vec(x), vy = e.Vec(y);
   for (int64_t i = 0; i < s.m; i += 2) {
