@@ -313,7 +313,8 @@ int64_t OuterBf16Cost(const Spec& s, const Target& t) {
 
 // --- kCopyPairs -------------------------------------------------------------
 // One vector of pairs per two rows and f32_lanes columns: two widening loads,
-// a shift, an or and a store, priced as two load/store slots and one widen;
+// a shift, an or and a store, priced as two load/store slots and two widens
+// (four FP-pipe uops, where a widen is two);
 // plus a load slot per 64 bytes of each row for the prefetch of a plain B
 // (kPrefetchRows), charged whatever the pitch, as in BroadcastFmaCost.
 // Scratch: the two rows' vectors.
@@ -332,7 +333,7 @@ bool CopyPairsApplies(const Spec& s, const Target& t) {
 int TwoScratch(const Spec&, const Target&) { return 2; }
 int64_t CopyPairsCost(const Spec& s, const Target& t) {
   return CopyPairsVectors(s, t) *
-             (2 * std::max(t.cost.load, t.cost.store) + WidenCost(t)) +
+             (2 * std::max(t.cost.load, t.cost.store) + 2 * WidenCost(t)) +
          s.m * ((2 * s.n + 63) / 64) * t.cost.load;
 }
 
