@@ -88,6 +88,36 @@ TEST(ActionTest, MalformedDescriptorsAreErrors) {
   }
 }
 
+// bf16 with AVX-512 BF16: pair layouts (`p32x2`) in pack descriptors, the
+// k-pair kernels in select ones, and the replayed tree equal to the searched
+// one, for a plain B the search packs and a pre-packed pair B.
+TEST(ReplayTest, PairLayoutsRoundTripAndReplay) {
+  Target t = Avx512();
+  t.bf16_dot = true;
+  Searcher s(t);
+  int pairs = 0;
+  for (const char* text : {"matmul 16x100x200 bf16*bf16->f32",
+                           "matmul 5x33x70 bf16*bf16->f32 b=p32x2"}) {
+    const Spec bound = t.Bind(*ParseSpec(text));
+    absl::StatusOr<ImplPtr> impl = s.Solve(bound);
+    ASSERT_TRUE(impl.ok()) << impl.status();
+    std::vector<Spec> specs;
+    CollectSpecs(**impl, specs);
+    for (const Spec& spec : specs)
+      for (const Candidate& c : EnumerateCandidates(spec, t)) {
+        const std::string d = Describe(c.action);
+        absl::StatusOr<Action> back = ParseAction(d);
+        ASSERT_TRUE(back.ok()) << d << ": " << back.status();
+        EXPECT_EQ(*back, c.action) << d;
+        pairs += c.action.to.interleave != 0;
+      }
+    absl::StatusOr<ImplPtr> again = Replay(bound, EncodeDecisions(**impl), t);
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(PrintImpl(**again), PrintImpl(**impl));
+  }
+  EXPECT_GT(pairs, 0);
+}
+
 TEST(ReplayTest, RebuildsTheSearchedTreeExactly) {
   for (const Target& t : {Avx2(), Avx512()}) {
     Searcher s(t);
