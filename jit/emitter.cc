@@ -70,7 +70,7 @@ View MemoryView(const TensorSpec& t, int64_t pitch) {
   if (p) {
     v.panel_axis = row_major ? Axis::kCols : Axis::kRows;
     v.panel = p;
-    v.panel_stride = t.OuterExtent() * p * es;
+    v.panel_stride = v.panel_run = t.OuterExtent() * p * es;
     if (t.InnerExtent() <= p) v = v.Slice(0, 0, t.rows, t.cols);
   }
   return v;

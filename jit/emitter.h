@@ -37,6 +37,10 @@ struct View {
   Axis panel_axis = Axis::kNone;
   int64_t panel = 0;
   int64_t panel_stride = 0;  // bytes
+  // Packed: bytes of one whole panel, the contiguous run its rows form; kept
+  // when a slice within one panel turns to plain strides (prefetching keys on
+  // it).
+  int64_t panel_run = 0;
   // Registers: regs[i * RegsPerRow() + j / vw] holds row i, columns j..j+vw-1.
   std::vector<int> regs;
   int64_t rows = 0, cols = 0;
