@@ -24,7 +24,7 @@ void ViewOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
     for (Level to : kCacheLevels) {
       if (!Faster(to, from.level) || !t.WorthPlacing(to, lines)) continue;
       if (to == Level::kL3) continue;
-      if (to != Level::kL1 && i == s.OutputIndex() && !getenv("AMX")) continue;
+      if (to != Level::kL1 && i == s.OutputIndex()) continue;
       TensorAux aux = from;
       aux.level = to;
       if (auto c = MakeAlloc(s, i, aux, AllocKind::kView))
