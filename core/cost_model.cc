@@ -166,12 +166,14 @@ int64_t LowerBound(const Spec& spec, const Target& t) {
     const Level l = spec.aux[i].level;
     if (l == Level::kL1 || l == Level::kVRF) continue;
     TensorSpec op = spec.Operand(i);
-    int64_t bytes = op.Elements() * SizeOf(op.aux.dtype);
+    // Kernels read and write L1 and registers only, so every element of the
+    // operand is viewed at least once; views of parts of it touch at least
+    // its own Lines() in all (each row of each part starts a line).
     // Every view of a part of a plain GL operand whose rows are short has
     // rows at least as short: all of them are priced strided.
     const bool dense = l != Level::kGL || op.aux.pack != 0 ||
                        op.RunBytes() >= t.cost.dram_run_bytes;
-    lb += (bytes + kLineBytes - 1) / kLineBytes * t.cost.Line(l, dense);
+    lb += op.Lines() * t.cost.Line(l, dense);
   }
   return lb;
 }
