@@ -13,6 +13,24 @@ TensorSpec Moved(const Spec& spec, const AllocInfo& a) {
   return t;
 }
 
+// A loop along k that steps a packed B in DRAM by short runs (fewer than
+// dram_run_bytes per panel per step) across more than dram_streams panels
+// reads those panels side by side, each its own stream: its lines cost the
+// strided price, not the dense one its (narrower) views were charged
+// (CostParams). A view of that many panels is priced strided itself; a tree
+// with both pays twice, which only makes a plan that is bad anyway worse.
+int64_t SideBySidePanels(const Spec& spec, const LoopInfo& loop,
+                         const Target& t) {
+  if (!spec.IsMatmul() || loop.dim != Dim::kK) return 0;
+  const TensorSpec b = spec.Operand(1);
+  if (b.aux.level != Level::kGL || b.Panels() <= t.cost.dram_streams)
+    return 0;
+  if (loop.tile * b.aux.pack * SizeOf(b.aux.dtype) >= t.cost.dram_run_bytes)
+    return 0;
+  return b.Lines() *
+         (t.cost.Line(Level::kGL, false) - t.cost.Line(Level::kGL, true));
+}
+
 }  // namespace
 
 std::optional<Budget> AllocChildBudget(const Spec& spec, const AllocInfo& a) {
@@ -66,6 +84,7 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
                                                 : t.cost.loop_iteration_stack;
       c.main = loop.full_iters * (children[0].main + back_edge);
       if (children.size() == 2) c.main += children[1].main;
+      c.main += SideBySidePanels(spec, loop, t);
       if (loop.counter_in_reg) {
         c.peak.gpr = children[0].peak.gpr + 1;
         if (children.size() == 2)
@@ -92,6 +111,10 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
         bool dense = moved.Dense();
         if (from == Level::kGL && moved.aux.pack == 0 &&
             moved.RunBytes() < t.cost.dram_run_bytes)
+          dense = false;
+        // However its inner loops then walk it, a view of more than
+        // dram_streams panels is read side by side (below).
+        if (from == Level::kGL && moved.Panels() > t.cost.dram_streams)
           dense = false;
         c.main += moved.Lines() * t.cost.Line(from, dense);
       }
@@ -150,12 +173,14 @@ int64_t LowerBound(const Spec& spec, const Target& t) {
     const Level l = spec.aux[i].level;
     if (l == Level::kL1 || l == Level::kVRF) continue;
     TensorSpec op = spec.Operand(i);
-    int64_t bytes = op.Elements() * SizeOf(op.aux.dtype);
+    // Kernels read and write L1 and registers only, so every element of the
+    // operand is viewed at least once; views of parts of it touch at least
+    // its own Lines() in all (each row of each part starts a line).
     // Every view of a part of a plain GL operand whose rows are short has
     // rows at least as short: all of them are priced strided.
     const bool dense = l != Level::kGL || op.aux.pack != 0 ||
                        op.RunBytes() >= t.cost.dram_run_bytes;
-    lb += (bytes + kLineBytes - 1) / kLineBytes * t.cost.Line(l, dense);
+    lb += op.Lines() * t.cost.Line(l, dense);
   }
   return lb;
 }

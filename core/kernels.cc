@@ -75,13 +75,14 @@ bool BroadcastFmaApplies(const Spec& s, const Target& t) {
 }
 // bf16 operands: every B vector and every broadcast of A is widened; with
 // AVX2 a partial last B vector is gathered word by word (one load each). A
-// plain bf16 B may be prefetched (kPrefetchRows): a load slot per 64 bytes,
-// charged whether or not its pitch makes the emitter issue them.
+// bf16 B may be prefetched (kPrefetchRows, kPrefetchPanelBytes): a load slot
+// per 64 bytes, charged whether or not its pitch or panel length makes the
+// emitter issue them.
 int64_t BroadcastFmaCost(const Spec& s, const Target& t) {
   int64_t nv = VectorsPerRow(s);
   int64_t fmas = s.m * nv, loads = nv + s.m;
   int64_t widen = (Bf16(s.aux[1]) ? nv : 0) + (Bf16(s.aux[0]) ? s.m : 0);
-  if (Bf16(s.aux[1]) && s.aux[1].pack == 0) loads += (2 * s.n + 63) / 64;
+  if (Bf16(s.aux[1])) loads += (2 * s.n + 63) / 64;
   const TensorSpec c = s.Operand(2);
   if (Bf16(s.aux[1]) && Masked(c) && t.isa == Isa::kAvx2)
     loads += c.cols % c.aux.vector_width;

@@ -92,6 +92,10 @@ struct TensorSpec {
   // and each row opens a stream. The cost model prices the two apart.
   static constexpr int64_t kDenseRows = 8;
   bool Dense() const { return aux.pack != 0 || OuterExtent() <= kDenseRows; }
+  // Panels a packed tile's rows span (0 when plain).
+  int64_t Panels() const {
+    return aux.pack ? (InnerExtent() + aux.pack - 1) / aux.pack : 0;
+  }
   // Bytes of each contiguous run of a plain tile (one row, or one column when
   // column-major).
   int64_t RunBytes() const { return InnerExtent() * SizeOf(aux.dtype); }

@@ -73,6 +73,27 @@ void BroadcastWidened(Emitter& e, int r, const Xbyak::Address& at, int vw) {
   e.vpslld(v, v, 16);
 }
 
+// Prefetches what the broadcast kernel will read of a bf16 B later when B
+// streams from memory (core/kernels.h, kPrefetchRows, kPrefetchPanelBytes):
+// one prefetcht0 per 64 bytes of the `n` elements it reads now.
+void PrefetchStreamedB(Emitter& e, const View& b, int64_t n, int vw) {
+  if (vw == 1) return;
+  int64_t rows_ahead = 0, step = 64;
+  if (b.panel_axis == Axis::kNone && b.row_stride >= kPrefetchMinPitch) {
+    rows_ahead = kPrefetchRows;
+  } else if (b.panel_run >= kPrefetchMinPanel) {
+    rows_ahead = (kPrefetchPanelBytes + b.row_stride - 1) / b.row_stride;
+    // Across panels each is its own run.
+    if (b.panel_axis == Axis::kCols) step = std::min<int64_t>(64, 2 * b.panel);
+  }
+  if (rows_ahead == 0) return;
+  for (int64_t byte = 0; byte < 2 * n; byte += step) {
+    const int64_t off = b.Offset(rows_ahead, byte / 2);
+    if (off == static_cast<int32_t>(off))
+      e.prefetcht0(e.ptr[b.base + static_cast<int32_t>(off)]);
+  }
+}
+
 // C[m, n] (registers) += A[m, 1] * B[1, n]. Registers: m*ceil(n/vw)
 // accumulators (the C operand) + ceil(n/vw) for B's row + 1 broadcast (+ 1
 // AVX2 mask for a partial last vector), as BroadcastFmaScratch says.
@@ -83,16 +104,7 @@ void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
   const bool a_bf16 = s.aux[0].dtype == DType::kBF16;
   const bool b_bf16 = s.aux[1].dtype == DType::kBF16;
   const int mask = b_bf16 ? -1 : MaybeMaskReg(e, s.n, vw);
-  // A plain bf16 B whose rows are separate DRAM streams: prefetch the line of
-  // each 64 bytes kPrefetchRows rows ahead (core/kernels.h).
-  if (b_bf16 && vw > 1 && b.panel_axis == Axis::kNone &&
-      b.row_stride >= kPrefetchMinPitch) {
-    for (int64_t byte = 0; byte < 2 * s.n; byte += 64) {
-      const int64_t off = b.Offset(kPrefetchRows, byte / 2);
-      if (off == static_cast<int32_t>(off))
-        e.prefetcht0(e.ptr[b.base + static_cast<int32_t>(off)]);
-    }
-  }
+  if (b_bf16) PrefetchStreamedB(e, b, s.n, vw);
   std::vector<int> bregs;
   for (int64_t j = 0; j < nv; ++j) {
     int r = e.AllocVreg();

@@ -87,13 +87,13 @@ View MemoryView(const TensorSpec& t, int64_t pitch) {
   if (p) {
     v.panel_axis = row_major ? Axis::kCols : Axis::kRows;
     v.panel = p;
-    v.panel_stride = t.OuterExtent() * p * es;
+    v.panel_stride = v.panel_run = t.OuterExtent() * p * es;
     if (const int64_t g = t.aux.interleave) {  // row-major pairs (g == 2)
       AMARENA_CHECK(g == 2 && row_major);
       v.row_stride = g * p * es;
       v.col_stride = g * es;
       v.pair_offset = es;
-      v.panel_stride = (t.rows + g - 1) / g * g * p * es;
+      v.panel_stride = v.panel_run = (t.rows + g - 1) / g * g * p * es;
     }
     if (t.InnerExtent() <= p) v = v.Slice(0, 0, t.rows, t.cols);
   }

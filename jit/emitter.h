@@ -41,6 +41,10 @@ struct View {
   // bytes apart and row_stride is the stride of pairs; 0 = rows not paired.
   // Slices and steps along the rows then start on even rows.
   int64_t pair_offset = 0;
+  // Packed: bytes of one whole panel, the contiguous run its rows form; kept
+  // when a slice within one panel turns to plain strides (prefetching keys on
+  // it).
+  int64_t panel_run = 0;
   // Registers: regs[i * RegsPerRow() + j / vw] holds row i, columns j..j+vw-1.
   std::vector<int> regs;
   int64_t rows = 0, cols = 0;

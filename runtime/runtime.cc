@@ -26,6 +26,8 @@ absl::string_view Name(KernelSource s) {
       return "database";
     case KernelSource::kProvisional:
       return "provisional";
+    case KernelSource::kSchedule:
+      return "schedule";
   }
   return "?";
 }
@@ -148,6 +150,7 @@ double Ms(Clock::duration d) {
 
 }  // namespace
 
+
 namespace {
 
 std::string DTypesText(const Spec& s) {
@@ -211,6 +214,18 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
 }
 
 }  // namespace
+
+absl::StatusOr<KernelPtr> Runtime::GetScheduled(absl::string_view spec_text,
+                                                absl::string_view decisions) {
+  if (!target_.ok()) return target_.status();
+  AMARENA_ASSIGN_OR_RETURN(Spec spec, ParseSpec(spec_text));
+  AMARENA_RETURN_IF_ERROR(CheckSupported(spec, *target_));
+  const Spec bound = target_->Bind(spec);
+  auto t0 = Clock::now();
+  AMARENA_ASSIGN_OR_RETURN(ImplPtr impl, Replay(bound, decisions, *target_));
+  return Finish(bound, std::move(impl), Ms(Clock::now() - t0), 0,
+                KernelSource::kSchedule);
+}
 
 absl::StatusOr<KernelPtr> Runtime::Get(const Spec& spec,
                                        const GetOptions& options) {

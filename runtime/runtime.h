@@ -47,6 +47,7 @@ enum class KernelSource : uint8_t {
   kSearch,       // the exact search, in this process
   kDatabase,     // the search database (searched earlier, replayed and checked)
   kProvisional,  // a quick search, because the request's deadline came first
+  kSchedule,     // a tree the caller gave as decisions (GetScheduled)
 };
 absl::string_view Name(KernelSource s);
 
@@ -144,6 +145,14 @@ class Runtime {
                                 const GetOptions& options = {});
   absl::StatusOr<KernelPtr> Get(const Spec& spec,
                                 const GetOptions& options = {});
+
+  // A kernel for the tree that `decisions` (EncodeDecisions' text, as
+  // `amarena explain` prints it after "schedule:") describes for `spec`,
+  // replayed and re-costed on this runtime's target: for trying a schedule
+  // by hand against the one the search chose. Neither cached nor stored.
+  // InvalidArgument / NotFound when the decisions do not fit the Spec.
+  absl::StatusOr<KernelPtr> GetScheduled(absl::string_view spec_text,
+                                         absl::string_view decisions);
 
   // The search database in use (nullptr: none, or it could not be opened).
   // Opened when the runtime is made.

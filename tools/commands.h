@@ -12,13 +12,16 @@ namespace amarena::tools {
 struct RunOptions {
   std::string spec;
   int64_t reps = 0;  // 0: as many as fit in about 0.3 s (at least 3)
+  std::string schedule;  // non-empty: this tree, not the search's
   bool json = false;
 };
 int RunCommand(const RunOptions& opt);
 
 int CpuCommand(bool json);
 
-int ExplainCommand(const std::string& spec, bool asm_listing, bool json);
+// `schedule` non-empty: replay those decisions instead of searching.
+int ExplainCommand(const std::string& spec, const std::string& schedule,
+                   bool asm_listing, bool json);
 
 // action: stats, path, check or clear.
 int DbCommand(const std::string& action, bool json);

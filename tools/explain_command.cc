@@ -7,13 +7,15 @@
 #include "jit/compile.h"
 #include "jit/disassemble.h"
 #include "runtime/host.h"
+#include "search/replay.h"
 #include "search/search.h"
 #include "tools/commands.h"
 #include "tools/json.h"
 
 namespace amarena::tools {
 
-int ExplainCommand(const std::string& text, bool asm_listing, bool json) {
+int ExplainCommand(const std::string& text, const std::string& schedule,
+                   bool asm_listing, bool json) {
   absl::StatusOr<Spec> spec = ParseSpec(text);
   absl::StatusOr<Target> target = HostTarget();
   absl::Status bad = !spec.ok() ? spec.status() : target.status();
@@ -23,7 +25,9 @@ int ExplainCommand(const std::string& text, bool asm_listing, bool json) {
   }
   Spec root = target->Bind(*spec);
   Searcher searcher(*target);
-  absl::StatusOr<ImplPtr> impl = searcher.Solve(root);
+  absl::StatusOr<ImplPtr> impl = schedule.empty()
+                                     ? searcher.Solve(root)
+                                     : Replay(root, schedule, *target);
   if (!impl.ok()) {
     std::fprintf(stderr, "amarena: %s\n",
                  std::string(impl.status().message()).c_str());
@@ -33,19 +37,26 @@ int ExplainCommand(const std::string& text, bool asm_listing, bool json) {
   const MemoStats memo = searcher.memo_stats();
   const double per_box =
       memo.boxes ? static_cast<double>(memo.specs_answered) / memo.boxes : 0;
+  const std::string decisions = EncodeDecisions(**impl);
   std::printf("%s", PrintImpl(**impl).c_str());
-  std::printf(
-      "search: %.2f ms, %lld Specs solved, %lld candidates costed, %lld "
-      "pruned by the lower bound, %d nodes\n",
-      st.ms, static_cast<long long>(st.specs_solved),
-      static_cast<long long>(st.candidates_tried),
-      static_cast<long long>(st.candidates_pruned), CountNodes(**impl));
-  std::printf(
-      "memo table: %lld boxes answer %lld Specs (%.1f Specs per box), %lld "
-      "keys, %.1f KiB\n",
-      static_cast<long long>(memo.boxes),
-      static_cast<long long>(memo.specs_answered), per_box,
-      static_cast<long long>(memo.keys), memo.bytes / 1024.0);
+  std::printf("schedule: %s\n", decisions.c_str());
+  if (!schedule.empty()) {
+    std::printf("cost: %lld (the given schedule, replayed, not searched)\n",
+                static_cast<long long>((*impl)->cost.main));
+  } else {
+    std::printf(
+        "search: %.2f ms, %lld Specs solved, %lld candidates costed, %lld "
+        "pruned by the lower bound, %d nodes\n",
+        st.ms, static_cast<long long>(st.specs_solved),
+        static_cast<long long>(st.candidates_tried),
+        static_cast<long long>(st.candidates_pruned), CountNodes(**impl));
+    std::printf(
+        "memo table: %lld boxes answer %lld Specs (%.1f Specs per box), %lld "
+        "keys, %.1f KiB\n",
+        static_cast<long long>(memo.boxes),
+        static_cast<long long>(memo.specs_answered), per_box,
+        static_cast<long long>(memo.keys), memo.bytes / 1024.0);
+  }
   if (asm_listing) {
     absl::StatusOr<std::unique_ptr<CompiledKernel>> code =
         Compile(**impl, *target, KernelName(root));
@@ -63,6 +74,7 @@ int ExplainCommand(const std::string& text, bool asm_listing, bool json) {
     JsonLine j;
     j.Add("spec", PrintSpec(root));
     j.Add("cost", (*impl)->cost.main);
+    j.Add("schedule", decisions);
     j.Add("peak", PrintPeak((*impl)->cost.peak));
     j.Add("search_ms", st.ms);
     j.Add("specs_solved", st.specs_solved);

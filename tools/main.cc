@@ -1,7 +1,7 @@
 // The amarena command-line tool.
 //
-//   amarena run "matmul 256x256x256 f32" [--reps N] [--json]
-//   amarena explain "matmul 256x256x256 f32" [--asm] [--json]
+//   amarena run "matmul 256x256x256 f32" [--reps N] [--schedule S] [--json]
+//   amarena explain "matmul 256x256x256 f32" [--asm] [--schedule S] [--json]
 //   amarena cpu [--json]
 //   amarena db stats|path|check|clear [--json]
 //   amarena precompute SPEC... [--json]
@@ -11,6 +11,15 @@
 
 #include "CLI/CLI.hpp"
 #include "tools/commands.h"
+
+namespace {
+
+constexpr const char* kScheduleHelp =
+    "use this tree instead of searching: the decisions `explain` prints "
+    "after 'schedule:' (\"tile n 128;view 1 l1;...\"), replayed and "
+    "costed";
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -28,10 +37,11 @@ int main(int argc, char** argv) {
       ->add_option("--reps", run.reps,
                    "timed runs (default: about 0.3 s worth)")
       ->check(CLI::PositiveNumber);
+  run_cmd->add_option("--schedule", run.schedule, kScheduleHelp);
   run_cmd->add_flag("--json", run.json,
                     "print one JSON object as the last line");
 
-  std::string explain_spec;
+  std::string explain_spec, explain_schedule;
   bool explain_json = false, explain_asm = false;
   CLI::App* explain_cmd = app.add_subcommand(
       "explain",
@@ -41,6 +51,7 @@ int main(int argc, char** argv) {
                         "print one JSON object as the last line");
   explain_cmd->add_flag("--asm", explain_asm,
                         "also JIT the tree and print its machine code");
+  explain_cmd->add_option("--schedule", explain_schedule, kScheduleHelp);
 
   bool cpu_json = false;
   CLI::App* cpu_cmd =
@@ -101,7 +112,7 @@ int main(int argc, char** argv) {
   if (*precompute_cmd)
     return amarena::tools::PrecomputeCommand(precompute_specs, precompute_json);
   if (*explain_cmd)
-    return amarena::tools::ExplainCommand(explain_spec, explain_asm,
-                                          explain_json);
+    return amarena::tools::ExplainCommand(explain_spec, explain_schedule,
+                                          explain_asm, explain_json);
   return 2;
 }

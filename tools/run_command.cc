@@ -8,13 +8,17 @@
 #include "core/reference.h"
 #include "core/spec_text.h"
 #include "runtime/runtime.h"
+#include "search/replay.h"
 #include "tools/commands.h"
 #include "tools/json.h"
 
 namespace amarena::tools {
 
 int RunCommand(const RunOptions& opt) {
-  absl::StatusOr<KernelPtr> k = Runtime::Default().Get(opt.spec);
+  absl::StatusOr<KernelPtr> k =
+      opt.schedule.empty()
+          ? Runtime::Default().Get(opt.spec)
+          : Runtime::Default().GetScheduled(opt.spec, opt.schedule);
   if (!k.ok()) {
     std::fprintf(stderr, "amarena: %s\n",
                  std::string(k.status().message()).c_str());
@@ -51,7 +55,10 @@ int RunCommand(const RunOptions& opt) {
               kernel.threads(), kernel.threads() > 1 ? "s" : "",
               kernel.code_size());
   std::printf("impl:\n%s", PrintImpl(kernel.impl()).c_str());
-  if (kernel.source() == KernelSource::kDatabase) {
+  std::printf("schedule: %s\n", EncodeDecisions(kernel.impl()).c_str());
+  if (kernel.source() == KernelSource::kSchedule) {
+    std::printf("replay:   %.2f ms (the given schedule)\n", kernel.synth_ms());
+  } else if (kernel.source() == KernelSource::kDatabase) {
     std::printf("search:   %.2f ms (from the search database)\n",
                 kernel.synth_ms());
   } else {
@@ -79,6 +86,8 @@ int RunCommand(const RunOptions& opt) {
     j.Add("isa", Name(kernel.isa()));
     j.Add("threads", static_cast<int64_t>(kernel.threads()));
     j.Add("kernel", kernel.name());
+    j.Add("schedule", EncodeDecisions(kernel.impl()));
+    j.Add("cost", kernel.impl().cost.main);
     std::printf("%s\n", j.str().c_str());
   }
   return v.ok ? 0 : 1;

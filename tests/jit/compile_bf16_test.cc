@@ -6,7 +6,9 @@
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
 #include "jit/compile.h"
+#include "jit/disassemble.h"
 #include "runtime/host.h"
+#include "search/search.h"
 #include "tests/testing/check_kernel.h"
 
 namespace amarena {
@@ -119,6 +121,32 @@ TEST_P(Bf16Test, PrePackedB) {
       EXPECT_TRUE(KernelMatchesReference(Rt(GetParam(), threads), *s))
           << threads << " threads";
     }
+}
+
+// A pre-packed B whose panels are long DRAM streams gets software prefetches
+// (core/kernels.h, kPrefetchPanelBytes); short panels (a cache-sized matrix)
+// do not.
+TEST_P(Bf16Test, PrefetchesOnlyLongPackedPanels) {
+  auto listing = [&](const char* text) {
+    const Target t = *Rt(GetParam(), 1).target();
+    Searcher searcher(t);
+    const Spec root = t.Bind(*ParseSpec(text));
+    absl::StatusOr<ImplPtr> impl = searcher.Solve(root);
+    EXPECT_TRUE(impl.ok()) << impl.status();
+    if (!impl.ok()) return std::string();
+    absl::StatusOr<std::unique_ptr<CompiledKernel>> code =
+        Compile(**impl, t, KernelName(root));
+    EXPECT_TRUE(code.ok()) << code.status();
+    if (!code.ok()) return std::string();
+    return jit::Disassemble((*code)->code(), (*code)->code_size());
+  };
+  // 2048 rows x 32 bf16: 128 KiB panels.
+  EXPECT_NE(listing("matmul 1x2048x16384 bf16*bf16->f32 b=p32")
+                .find("prefetcht0"),
+            std::string::npos);
+  // 100 rows x 32 bf16: 6.4 KiB panels.
+  EXPECT_EQ(listing("matmul 3x100x2053 bf16*bf16->f32 b=p32").find("prefetch"),
+            std::string::npos);
 }
 
 // Dot products down a column-major B: k below, at and above one vector of

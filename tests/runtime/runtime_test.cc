@@ -6,6 +6,7 @@
 #include "core/reference.h"
 #include "gtest/gtest.h"
 #include "runtime/host.h"
+#include "search/replay.h"
 #include "tests/testing/check_kernel.h"
 
 namespace amarena {
@@ -77,6 +78,30 @@ TEST(RuntimeTest, AcceptsBf16InputsWithAnF32Output) {
   EXPECT_NE(s.message().find("dtypes are bf16*bf16->bf16"),
             absl::string_view::npos)
       << s.message();
+}
+
+// A schedule given as decisions runs like a searched one; one that does not
+// fit the Spec is an error that names the decision, never a kernel.
+TEST(RuntimeTest, GetScheduledReplaysTheSearchsDecisionsOrRejectsThem) {
+  Runtime rt(HostTarget(), RuntimeOptions{.db = "off"});
+  for (const char* text : {"matmul 13x7x100 f32", "matmul 3x100x70 bf16*bf16->f32",
+                           "matmul 1x256x96 bf16*bf16->f32 b=p32"}) {
+    absl::StatusOr<KernelPtr> searched = rt.Get(text);
+    ASSERT_TRUE(searched.ok()) << searched.status();
+    const std::string decisions = EncodeDecisions((*searched)->impl());
+    absl::StatusOr<KernelPtr> k = rt.GetScheduled(text, decisions);
+    ASSERT_TRUE(k.ok()) << text << ": " << k.status();
+    EXPECT_EQ((*k)->source(), KernelSource::kSchedule);
+    EXPECT_EQ((*k)->impl().cost, (*searched)->impl().cost) << text;
+    EXPECT_TRUE(testing::KernelMatchesReference(*k, (*k)->spec())) << text;
+  }
+  absl::Status bad = rt.GetScheduled("matmul 8x8x8 f32", "tile q 4").status();
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument) << bad;
+  bad = rt.GetScheduled("matmul 8x8x8 f32", "tile m 3;tile m 3").status();
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("tile m 3"), absl::string_view::npos) << bad;
+  bad = rt.GetScheduled("matmul 0x8x8 f32", "tile m 4").status();
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument) << bad;
 }
 
 TEST(RuntimeTest, InternalLevelsAreRejected) {

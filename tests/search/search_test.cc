@@ -328,5 +328,65 @@ TEST(SearchTest, PackedBAndBlockingAtL2AndL1For512And1024) {
   }
 }
 
+// The lower bound is admissible: at every node of the best trees for random
+// f32 matmuls, bf16 ones and pre-packed B (every node's cost is the best for
+// its Spec), on both ISAs, it is at most the node's cost.
+TEST(SearchTest, LowerBoundNeverExceedsTheBestCost) {
+  const CacheSizes caches{.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20};
+  std::vector<Spec> specs = testing::RandomMatmuls(40, 200, /*seed=*/5);
+  for (const char* text : {"matmul 1x2048x16384 bf16*bf16->f32",
+                           "matmul 16x300x100 bf16*bf16->f32 b=p32",
+                           "matmul 3x100x70 bf16*bf16->f32 b=col",
+                           "matmul 1x2048x16384 bf16*bf16->f32 b=p64"})
+    specs.push_back(*ParseSpec(text));
+  int64_t nodes = 0;
+  for (const Target& t : {Target::Avx2(caches), Target::Avx512(caches)}) {
+    Searcher searcher(t);
+    for (const Spec& spec : specs) {
+      auto impl = searcher.Solve(t.Bind(spec));
+      ASSERT_TRUE(impl.ok()) << impl.status();
+      std::vector<const ImplNode*> todo = {impl->get()};
+      while (!todo.empty()) {
+        const ImplNode* n = todo.back();
+        todo.pop_back();
+        ++nodes;
+        EXPECT_LE(LowerBound(n->spec, t), n->cost.main) << PrintSpec(n->spec);
+        for (const ImplPtr& c : n->children) todo.push_back(c.get());
+      }
+    }
+  }
+  EXPECT_GT(nodes, 1000);
+}
+
+// A pre-packed bf16 B streamed from DRAM is read a few panels at a time
+// (CostParams::dram_streams): no view of B from DRAM, and no loop along k
+// over B still in DRAM, spans more panels, on either ISA.
+TEST(SearchTest, PrePackedBIsStreamedAFewPanelsAtATime) {
+  const CacheSizes caches{.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20};
+  for (const Target& t : {Target::Avx2(caches), Target::Avx512(caches)}) {
+    for (const char* text : {"matmul 1x2048x16384 bf16*bf16->f32 b=p32",
+                             "matmul 1x2048x16384 bf16*bf16->f32 b=p64"}) {
+      Searcher s(t);
+      auto impl = s.Solve(t.Bind(*ParseSpec(text)));
+      ASSERT_TRUE(impl.ok()) << impl.status();
+      std::vector<const ImplNode*> todo = {impl->get()};
+      while (!todo.empty()) {
+        const ImplNode* n = todo.back();
+        todo.pop_back();
+        const TensorSpec b = n->spec.Operand(1);
+        if (n->how.type == NodeType::kLoop && n->how.loop.dim == Dim::kK &&
+            b.aux.level == Level::kGL) {
+          EXPECT_LE(b.Panels(), t.cost.dram_streams) << PrintImpl(**impl);
+        }
+        if (n->how.type == NodeType::kAlloc && n->how.alloc.operand == 1 &&
+            b.aux.level == Level::kGL) {
+          EXPECT_LE(b.Panels(), t.cost.dram_streams) << PrintImpl(**impl);
+        }
+        for (const ImplPtr& c : n->children) todo.push_back(c.get());
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace amarena

@@ -4,8 +4,8 @@
 set -u
 amarena="$1"
 fail=0
-check() {  # check SPEC EXPECTED_SUBSTRING
-  err=$("$amarena" run "$1" 2>&1 >/dev/null)
+check() {  # check SPEC EXPECTED_SUBSTRING [more arguments to run]
+  err=$("$amarena" run "$1" "${@:3}" 2>&1 >/dev/null)
   status=$?
   lines=$(printf '%s\n' "$err" | wc -l)
   if [ "$status" -ne 2 ] || [ "$lines" -ne 1 ] || ! grep -qF -- "$2" <<<"$err"; then
@@ -25,6 +25,9 @@ check "" "text is empty"
 check "matmul 4x4x4 bf16" "dtypes are bf16*bf16->bf16, must be f32 or bf16*bf16->f32"
 check "matmul 4x4x4 f32 frobnicate" "option 'frobnicate' is unknown"
 check "matmul 4x4x4 f32 a=p16" "operand a is packed"
+# So is a schedule that does not fit the Spec.
+check "matmul 8x8x8 f32" "'tile q 4' is malformed" --schedule "tile q 4"
+check "matmul 8x8x8 f32" "does not apply" --schedule "tile m 3;select broadcast_fma"
 # A bad environment is bad input too.
 AMARENA_MAX_ISA=sse check "matmul 4x4x4 f32" "AMARENA_MAX_ISA is 'sse', must be avx2 or avx512"
 exit $fail
