@@ -83,7 +83,9 @@ TEST(RuntimeTest, AcceptsBf16InputsWithAnF32Output) {
 // A schedule given as decisions runs like a searched one; one that does not
 // fit the Spec is an error that names the decision, never a kernel.
 TEST(RuntimeTest, GetScheduledReplaysTheSearchsDecisionsOrRejectsThem) {
-  Runtime rt(HostTarget(), RuntimeOptions{.db = "off"});
+  RuntimeOptions options;
+  options.db = "off";
+  Runtime rt(HostTarget(), options);
   for (const char* text : {"matmul 13x7x100 f32", "matmul 3x100x70 bf16*bf16->f32",
                            "matmul 1x256x96 bf16*bf16->f32 b=p32"}) {
     absl::StatusOr<KernelPtr> searched = rt.Get(text);
