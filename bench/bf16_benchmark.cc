@@ -143,30 +143,33 @@ void SetCounters(benchmark::State& state, int64_t m) {
 
 // --- amarena
 
-// `panel` > 0: B pre-packed in row panels of that width (`b=pP`), or with
-// `pairs` in k-pair panels (`b=pPx2`, what vdpbf16ps reads), packed once
-// before timing, like oneDNN's pre-packed weights.
+// `b`: B's layout option in the Spec text: "" (row-major), "col"
+// (column-major: each column's k values contiguous, the [N, K] weights most
+// inference engines store), "pP" (pre-packed in row panels of P) or "pPx2"
+// (k-pair panels, what vdpbf16ps reads); laid out once before timing, like
+// oneDNN's pre-packed weights.
 void BM_Amarena(benchmark::State& state, Isa isa, int64_t m, int threads,
-                int panel = 0, bool pairs = false) {
+                const char* b = "") {
   DramGBps();
   Runtime* rt = CachedRuntime(isa, threads);
   if (rt == nullptr) return state.SkipWithError("CPU lacks this ISA");
-  const std::string text = absl::StrCat(
-      "matmul ", m, "x", kK, "x", kN, " bf16*bf16->f32",
-      panel ? absl::StrCat(" b=p", panel, pairs ? "x2" : "") : "");
+  const std::string text =
+      absl::StrCat("matmul ", m, "x", kK, "x", kN, " bf16*bf16->f32",
+                   *b ? absl::StrCat(" b=", b) : "");
   absl::StatusOr<KernelPtr> k = rt->Get(text);
   if (!k.ok())
     return state.SkipWithError(std::string(k.status().message()).c_str());
   Problem p = MakeProblem(m);
   std::vector<std::vector<uint16_t>> bs(kCopies, p.b);
-  if (panel) {
+  if (*b) {
     const Spec& s = (*k)->spec();
     TensorSpec plain = s.Operand(1);
     plain.aux.pack = 0;
     plain.aux.interleave = 0;
-    for (auto& b : bs) {
-      b.resize(static_cast<size_t>(StoredElements(s.Operand(1))));
-      Relayout(plain, p.b.data(), s.Operand(1), b.data());
+    plain.aux.layout = Layout::kRowMajor;
+    for (auto& copy : bs) {
+      copy.resize(static_cast<size_t>(StoredElements(s.Operand(1))));
+      Relayout(plain, p.b.data(), s.Operand(1), copy.data());
     }
   }
   void* ops[] = {p.a.data(), bs[0].data(), p.c.data()};
@@ -184,10 +187,11 @@ void BM_Amarena(benchmark::State& state, Isa isa, int64_t m, int threads,
 }
 
 // --- oneDNN: the matmul primitive, bf16 x bf16 -> f32, row-major A and C;
-// weights either plain row-major (tag ab) or in the layout oneDNN picks for
-// them (tag any), reordered once before timing.
-void BM_OneDnn(benchmark::State& state, int64_t m, int threads,
-               bool prepacked) {
+// weights plain row-major (tag ab), plain column-major (tag ba), or in the
+// layout oneDNN picks for them (tag any), reordered once before timing.
+enum class Weights { kRowMajor, kColMajor, kPrePacked };
+void BM_OneDnn(benchmark::State& state, int64_t m, int threads, Weights w) {
+  const bool prepacked = w == Weights::kPrePacked;
   DramGBps();
   using dnnl::memory;
   using tag = memory::format_tag;
@@ -196,8 +200,9 @@ void BM_OneDnn(benchmark::State& state, int64_t m, int threads,
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream strm(eng);
   memory::desc a_md({m, kK}, dt::bf16, tag::ab);
+  const tag b_tag = w == Weights::kColMajor ? tag::ba : tag::ab;
   memory::desc b_plain({kK, kN}, dt::bf16, tag::ab);
-  memory::desc b_md({kK, kN}, dt::bf16, prepacked ? tag::any : tag::ab);
+  memory::desc b_md({kK, kN}, dt::bf16, prepacked ? tag::any : b_tag);
   memory::desc c_md({m, kN}, dt::f32, tag::ab);
   Problem p = MakeProblem(m);
   dnnl::matmul::primitive_desc pd;
@@ -217,7 +222,8 @@ void BM_OneDnn(benchmark::State& state, int64_t m, int threads,
       b_mems.push_back(b_user);
       continue;
     }
-    memory packed(pd.weights_desc(), eng);  // pre-packed once, untimed
+    // Column-major or pre-packed: laid out once, untimed.
+    memory packed(pd.weights_desc(), eng);
     dnnl::reorder(b_user, packed).execute(strm, b_user, packed);
     strm.wait();
     b_mems.push_back(packed);
@@ -237,53 +243,51 @@ void BM_OneDnn(benchmark::State& state, int64_t m, int threads,
   }
   SetCounters(state, m);
   state.SetLabel(absl::StrCat(
-      "oneDNN ", prepacked ? "pre-packed" : "plain", " matmul ", m, "x", kK,
+      "oneDNN ",
+      prepacked                  ? "pre-packed"
+      : w == Weights::kColMajor ? "plain column-major"
+                                 : "plain",
+      " matmul ", m, "x", kK,
       "x", kN, " bf16*bf16->f32 ", threads, " thread", threads > 1 ? "s" : ""));
 }
 
 BENCHMARK(BM_DramRead)->Iterations(1);
 
-#define AMARENA_BF16(name, isa, m, threads)            \
-  BENCHMARK_CAPTURE(BM_Amarena, name, isa, m, threads) \
-      ->Unit(benchmark::kMicrosecond)                  \
+// B row-major (""), column-major ("col"), pre-packed in panels of 32
+// ("p32": each call streams K x 32 panels, one per 64-byte line of a row;
+// of the widths tried, 32, 64, 128 and 256 within the noise of each other)
+// and, for M >= 4, in k-pair panels of 32 ("p32x2", AVX-512 BF16's
+// vdpbf16ps outer product). oneDNN: row-major, column-major and pre-packed
+// weights.
+#define AMARENA_BF16(name, isa, m, threads, b)            \
+  BENCHMARK_CAPTURE(BM_Amarena, name, isa, m, threads, b) \
+      ->Unit(benchmark::kMicrosecond)                     \
       ->UseRealTime()
-#define AMARENA_BF16_PACKED(name, isa, m, threads, panel)     \
-  BENCHMARK_CAPTURE(BM_Amarena, name, isa, m, threads, panel) \
-      ->Unit(benchmark::kMicrosecond)                         \
+#define ONEDNN_BF16(name, m, threads, weights)            \
+  BENCHMARK_CAPTURE(BM_OneDnn, name, m, threads, weights) \
+      ->Unit(benchmark::kMicrosecond)                     \
       ->UseRealTime()
-#define AMARENA_BF16_PAIRS(name, isa, m, threads, panel)            \
-  BENCHMARK_CAPTURE(BM_Amarena, name, isa, m, threads, panel, true) \
-      ->Unit(benchmark::kMicrosecond)                               \
-      ->UseRealTime()
-#define ONEDNN_BF16(name, m, threads, packed)            \
-  BENCHMARK_CAPTURE(BM_OneDnn, name, m, threads, packed) \
-      ->Unit(benchmark::kMicrosecond)                    \
-      ->UseRealTime()
-
-// B pre-packed in panels of 32 (b=p32): each call streams K x 32 panels, one
-// per 64-byte line of a row; of the widths tried (32, 64, 256) the fastest.
-// For M >= 4, also in k-pair panels of 32 (b=p32x2, AVX-512 BF16's
-// vdpbf16ps outer product), the counterpart of oneDNN's pre-packed rows.
-AMARENA_BF16(avx2_m1, Isa::kAvx2, 1, 1);
-AMARENA_BF16(avx512_m1, Isa::kAvx512, 1, 1);
-AMARENA_BF16_PACKED(avx2_m1_prepacked, Isa::kAvx2, 1, 1, 32);
-AMARENA_BF16_PACKED(avx512_m1_prepacked, Isa::kAvx512, 1, 1, 32);
-ONEDNN_BF16(plain_m1, 1, 1, false);
-ONEDNN_BF16(prepacked_m1, 1, 1, true);
-AMARENA_BF16(avx2_m1_2threads, Isa::kAvx2, 1, 2);
-AMARENA_BF16(avx512_m1_2threads, Isa::kAvx512, 1, 2);
-AMARENA_BF16_PACKED(avx2_m1_prepacked_2threads, Isa::kAvx2, 1, 2, 32);
-AMARENA_BF16_PACKED(avx512_m1_prepacked_2threads, Isa::kAvx512, 1, 2, 32);
-ONEDNN_BF16(plain_m1_2threads, 1, 2, false);
-ONEDNN_BF16(prepacked_m1_2threads, 1, 2, true);
-#define AMARENA_BF16_M(m)                                               \
-  AMARENA_BF16(avx2_m##m, Isa::kAvx2, m, 1);                            \
-  AMARENA_BF16(avx512_m##m, Isa::kAvx512, m, 1);                        \
-  AMARENA_BF16_PACKED(avx2_m##m##_prepacked, Isa::kAvx2, m, 1, 32);     \
-  AMARENA_BF16_PACKED(avx512_m##m##_prepacked, Isa::kAvx512, m, 1, 32); \
-  AMARENA_BF16_PAIRS(avx512_m##m##_pairs, Isa::kAvx512, m, 1, 32);      \
-  ONEDNN_BF16(plain_m##m, m, 1, false);                                 \
-  ONEDNN_BF16(prepacked_m##m, m, 1, true)
+#define BF16_M1(suffix, threads)                                        \
+  AMARENA_BF16(avx2_m1##suffix, Isa::kAvx2, 1, threads, "");            \
+  AMARENA_BF16(avx512_m1##suffix, Isa::kAvx512, 1, threads, "");        \
+  AMARENA_BF16(avx2_m1_col##suffix, Isa::kAvx2, 1, threads, "col");     \
+  AMARENA_BF16(avx512_m1_col##suffix, Isa::kAvx512, 1, threads, "col"); \
+  AMARENA_BF16(avx2_m1_prepacked##suffix, Isa::kAvx2, 1, threads, "p32"); \
+  AMARENA_BF16(avx512_m1_prepacked##suffix, Isa::kAvx512, 1, threads,   \
+               "p32");                                                  \
+  ONEDNN_BF16(plain_m1##suffix, 1, threads, Weights::kRowMajor);        \
+  ONEDNN_BF16(col_m1##suffix, 1, threads, Weights::kColMajor);          \
+  ONEDNN_BF16(prepacked_m1##suffix, 1, threads, Weights::kPrePacked)
+BF16_M1(, 1);
+BF16_M1(_2threads, 2);
+#define AMARENA_BF16_M(m)                                              \
+  AMARENA_BF16(avx2_m##m, Isa::kAvx2, m, 1, "");                       \
+  AMARENA_BF16(avx512_m##m, Isa::kAvx512, m, 1, "");                   \
+  AMARENA_BF16(avx2_m##m##_prepacked, Isa::kAvx2, m, 1, "p32");        \
+  AMARENA_BF16(avx512_m##m##_prepacked, Isa::kAvx512, m, 1, "p32");    \
+  AMARENA_BF16(avx512_m##m##_pairs, Isa::kAvx512, m, 1, "p32x2");      \
+  ONEDNN_BF16(plain_m##m, m, 1, Weights::kRowMajor);                   \
+  ONEDNN_BF16(prepacked_m##m, m, 1, Weights::kPrePacked)
 AMARENA_BF16_M(4);
 AMARENA_BF16_M(16);
 AMARENA_BF16_M(64);

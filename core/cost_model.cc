@@ -13,20 +13,33 @@ TensorSpec Moved(const Spec& spec, const AllocInfo& a) {
   return t;
 }
 
-// A loop along k that steps a packed B in DRAM by short runs (fewer than
-// dram_run_bytes per panel per step) across more than dram_streams panels
-// reads those panels side by side, each its own stream: its lines cost the
-// strided price, not the dense one its (narrower) views were charged
-// (CostParams). A view of that many panels is priced strided itself; a tree
+// A loop along k that cuts the runs of B in DRAM and walks more than
+// dram_streams of them side by side reads them as that many streams, each
+// found again by the prefetchers on every step: its lines cost the strided
+// price, not the dense one its (narrower) views were charged (CostParams).
+// - packed B: each panel is a run; steps shorter than dram_run_bytes per
+//   panel count as cut;
+// - column-major B: each column is a run (k contiguous); any step shorter
+//   than the column cuts it (a dot kernel's longest k is 1024: splitting k
+//   outside the loop over columns reads every column in two halves, a
+//   column's length apart in time; inside it, one column after another is a
+//   single stream).
+// A view of more than dram_streams panels is priced strided itself; a tree
 // with both pays twice, which only makes a plan that is bad anyway worse.
-int64_t SideBySidePanels(const Spec& spec, const LoopInfo& loop,
-                         const Target& t) {
+int64_t SideBySideRuns(const Spec& spec, const LoopInfo& loop,
+                       const Target& t) {
   if (!spec.IsMatmul() || loop.dim != Dim::kK) return 0;
   const TensorSpec b = spec.Operand(1);
-  if (b.aux.level != Level::kGL || b.Panels() <= t.cost.dram_streams)
-    return 0;
-  if (loop.tile * b.aux.pack * SizeOf(b.aux.dtype) >= t.cost.dram_run_bytes)
-    return 0;
+  if (b.aux.level != Level::kGL) return 0;
+  int64_t runs = 0;
+  if (b.aux.pack != 0) {
+    if (loop.tile * b.aux.pack * SizeOf(b.aux.dtype) >= t.cost.dram_run_bytes)
+      return 0;
+    runs = b.Panels();
+  } else if (b.aux.layout == Layout::kColMajor && loop.tile < spec.k) {
+    runs = b.cols;
+  }
+  if (runs <= t.cost.dram_streams) return 0;
   return b.Lines() *
          (t.cost.Line(Level::kGL, false) - t.cost.Line(Level::kGL, true));
 }
@@ -84,7 +97,7 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
                                                 : t.cost.loop_iteration_stack;
       c.main = loop.full_iters * (children[0].main + back_edge);
       if (children.size() == 2) c.main += children[1].main;
-      c.main += SideBySidePanels(spec, loop, t);
+      c.main += SideBySideRuns(spec, loop, t);
       if (loop.counter_in_reg) {
         c.peak.gpr = children[0].peak.gpr + 1;
         if (children.size() == 2)

@@ -252,7 +252,10 @@ int64_t DotCostOf(KernelId id, const Spec& s, const Target& t,
                   int64_t latency_cycles, int64_t widen) {
   const int64_t v = DotVectors(id, s, t), acc = DotAccumulators(id, s, t);
   const int64_t chain = (v + acc - 1) / acc * latency_cycles * 6;
-  return std::max({v * t.cost.fma + widen, 2 * v * t.cost.load, chain}) +
+  // A bf16 B may be prefetched down its columns (a load slot per 64 bytes,
+  // charged whether or not its pitch makes the emitter issue them).
+  const int64_t loads = 2 * v + (Bf16(s.aux[1]) ? (2 * s.k + 63) / 64 : 0);
+  return std::max({v * t.cost.fma + widen, loads * t.cost.load, chain}) +
          6 * t.cost.fma + t.cost.load + t.cost.store;
 }
 int64_t DotCost(const Spec& s, const Target& t) {

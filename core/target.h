@@ -63,7 +63,7 @@ struct CostParams {
   // A loop along k over a packed B in DRAM whose rows span more than this
   // many panels, stepping each by a short run, reads the panels side by side,
   // each its own stream (and its own prefetches, core/kernels.h): their lines
-  // are priced strided (core/cost_model.cc, SideBySidePanels). Measured on
+  // are priced strided (core/cost_model.cc, SideBySideRuns). Measured on
   // 1x2048x16384 bf16 b=p32, prefetching 4 KiB ahead, one row of the tile
   // per step: 1 panel 37, 2 panels 36, 4 panels 31, 8 panels 24 GB/s.
   int64_t dram_streams = 2;
@@ -72,7 +72,7 @@ struct CostParams {
     return (dense ? line_dense : line_strided)[static_cast<int>(from)];
   }
 };
-inline constexpr int kCostModelVersion = 6;
+inline constexpr int kCostModelVersion = 7;
 // Versions what the generator makes of a tree (the search space, the JIT):
 // part of every cache key and of the on-disk database's identity.
 inline constexpr int kGeneratorVersion = 3;

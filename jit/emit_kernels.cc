@@ -284,6 +284,20 @@ void AddHorizontalSum(Emitter& e, const std::vector<int>& acc, int x,
   e.vmovss(c, Xmm(r));
 }
 
+// The dot kernels prefetch a bf16 B read down its columns, when its columns
+// are at least kPrefetchMinPitch bytes apart (a column-major matrix with K of
+// 2048 and more: each column a page or more of one long stream, which the
+// hardware prefetchers find again page by page), kPrefetchColumnBytes ahead
+// of the line read at element `i` of the column.
+void PrefetchColumnStream(Emitter& e, const View& b, int64_t i) {
+  if (b.panel_axis != Axis::kNone || b.row_stride != 2 ||
+      b.col_stride < kPrefetchMinPitch || (2 * i) % 64 != 0)
+    return;
+  const int64_t off = b.Offset(i, 0) + kPrefetchColumnBytes;
+  if (off == static_cast<int32_t>(off))
+    e.prefetcht0(e.ptr[b.base + static_cast<int32_t>(off)]);
+}
+
 // c += a . b along k, both contiguous: vector FMAs into up to 4
 // accumulators (the last vector masked), their sum, then a horizontal sum.
 // EVEX-encodable forms only, since AVX-512 may hand out registers 16-31.
@@ -307,6 +321,7 @@ void Dot(Emitter& e, const Spec& s, std::span<const View> v) {
         static_cast<int>(std::min<int64_t>(lanes, s.k - q * lanes));
     const Xbyak::Xmm acc_q = e.Vec(acc[static_cast<size_t>(q % nacc)]);
     if (bf16) {  // both widened, then an f32 FMA
+      PrefetchColumnStream(e, b, q * lanes);
       LoadWidened(
           e, x, [&](int i) { return a.At(0, q * lanes + i); }, lanes, valid);
       LoadWidened(
@@ -353,6 +368,7 @@ void DotBf16(Emitter& e, const Spec& s, std::span<const View> v) {
     const int valid =
         static_cast<int>(std::min<int64_t>(lanes, s.k - q * lanes));
     const Zmm acc_q(acc[static_cast<size_t>(q % nacc)]);
+    PrefetchColumnStream(e, b, q * lanes);
     if (valid == lanes) {
       e.vmovdqu16(Zmm(x), a.At(0, q * lanes));
       e.vdpbf16ps(acc_q, Zmm(x), b.At(q * lanes, 0));

@@ -123,10 +123,11 @@ TEST_P(Bf16Test, PrePackedB) {
     }
 }
 
-// A pre-packed B whose panels are long DRAM streams gets software prefetches
-// (core/kernels.h, kPrefetchPanelBytes); short panels (a cache-sized matrix)
-// do not.
-TEST_P(Bf16Test, PrefetchesOnlyLongPackedPanels) {
+// A pre-packed B whose panels are long DRAM streams, and a column-major one
+// whose columns are, get software prefetches (core/kernels.h,
+// kPrefetchPanelBytes, kPrefetchColumnBytes); short panels or columns (a
+// cache-sized matrix) do not.
+TEST_P(Bf16Test, PrefetchesOnlyLongStreams) {
   auto listing = [&](const char* text) {
     const Target t = *Rt(GetParam(), 1).target();
     Searcher searcher(t);
@@ -146,6 +147,11 @@ TEST_P(Bf16Test, PrefetchesOnlyLongPackedPanels) {
             std::string::npos);
   // 100 rows x 32 bf16: 6.4 KiB panels.
   EXPECT_EQ(listing("matmul 3x100x2053 bf16*bf16->f32 b=p32").find("prefetch"),
+            std::string::npos);
+  // Column-major: 4 KiB columns are one stream, 200-byte ones are not.
+  EXPECT_NE(listing("matmul 1x2048x512 bf16*bf16->f32 b=col").find("prefetcht0"),
+            std::string::npos);
+  EXPECT_EQ(listing("matmul 1x100x512 bf16*bf16->f32 b=col").find("prefetch"),
             std::string::npos);
 }
 

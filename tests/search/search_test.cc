@@ -388,5 +388,32 @@ TEST(SearchTest, PrePackedBIsStreamedAFewPanelsAtATime) {
   }
 }
 
+// A column-major bf16 B in DRAM is read one column after another: no loop
+// along k cuts the columns of a B still in DRAM while spanning more than
+// dram_streams of them (which would read every column in pieces, far apart
+// in time), on either ISA.
+TEST(SearchTest, ColumnMajorBIsReadColumnAfterColumn) {
+  const CacheSizes caches{.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20};
+  Target avx512 = Target::Avx512(caches);
+  avx512.bf16_dot = true;
+  for (const Target& t : {Target::Avx2(caches), avx512}) {
+    Searcher s(t);
+    auto impl =
+        s.Solve(t.Bind(*ParseSpec("matmul 1x2048x16384 bf16*bf16->f32 b=col")));
+    ASSERT_TRUE(impl.ok()) << impl.status();
+    std::vector<const ImplNode*> todo = {impl->get()};
+    while (!todo.empty()) {
+      const ImplNode* n = todo.back();
+      todo.pop_back();
+      const TensorSpec b = n->spec.Operand(1);
+      if (n->how.type == NodeType::kLoop && n->how.loop.dim == Dim::kK &&
+          b.aux.level == Level::kGL && n->how.loop.tile < n->spec.k) {
+        EXPECT_LE(b.cols, t.cost.dram_streams) << PrintImpl(**impl);
+      }
+      for (const ImplPtr& c : n->children) todo.push_back(c.get());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace amarena
