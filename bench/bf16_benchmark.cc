@@ -280,6 +280,11 @@ BENCHMARK(BM_DramRead)->Iterations(1);
   ONEDNN_BF16(prepacked_m1##suffix, 1, threads, Weights::kPrePacked)
 BF16_M1(, 1);
 BF16_M1(_2threads, 2);
+// Wider pre-packed panels, one thread: one panel of 64 or 128 per step.
+AMARENA_BF16(avx2_m1_p64, Isa::kAvx2, 1, 1, "p64");
+AMARENA_BF16(avx512_m1_p64, Isa::kAvx512, 1, 1, "p64");
+AMARENA_BF16(avx2_m1_p128, Isa::kAvx2, 1, 1, "p128");
+AMARENA_BF16(avx512_m1_p128, Isa::kAvx512, 1, 1, "p128");
 #define AMARENA_BF16_M(m)                                              \
   AMARENA_BF16(avx2_m##m, Isa::kAvx2, m, 1, "");                       \
   AMARENA_BF16(avx512_m##m, Isa::kAvx512, m, 1, "");                   \
