@@ -1,7 +1,5 @@
 // bf16 x bf16 -> f32 programs: search + JIT + run against the reference
 // (inputs are bf16 values, products and sums exact in double), on both ISAs.
-#include <mutex>
-
 #include "absl/strings/str_cat.h"
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
@@ -10,29 +8,15 @@
 #include "runtime/host.h"
 #include "search/search.h"
 #include "tests/testing/check_kernel.h"
+#include "tests/testing/isa_runtime.h"
 
 namespace amarena {
 namespace {
 
+using testing::HasIsa;
 using testing::KernelMatchesReference;
+using testing::Rt;
 
-Runtime& Rt(Isa isa, int threads) {
-  static Runtime* rts[2][2] = {};
-  static std::mutex mu;
-  std::lock_guard<std::mutex> lock(mu);
-  Runtime*& rt = rts[static_cast<int>(isa)][threads - 1];
-  if (rt == nullptr) {
-    absl::StatusOr<Target> t = TargetFor(DetectCpu(), isa);
-    if (t.ok()) t->workers = threads;
-    rt = new Runtime(t);
-  }
-  return *rt;
-}
-
-bool HasIsa(Isa isa) {
-  absl::StatusOr<Target> t = TargetFor(DetectCpu(), isa);
-  return t.ok() && t->isa == isa;
-}
 
 Spec Bf16Matmul(int64_t m, int64_t k, int64_t n, Layout b_layout,
                 bool accum = false) {

@@ -1,7 +1,6 @@
 // Whole programs: search + JIT + run, against the scalar reference.
 #include "jit/compile.h"
 
-#include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "core/spec_text.h"
@@ -9,6 +8,7 @@
 #include "runtime/host.h"
 #include "search/search.h"
 #include "tests/testing/check_kernel.h"
+#include "tests/testing/isa_runtime.h"
 #include "tests/testing/random_specs.h"
 
 namespace amarena {
@@ -18,18 +18,7 @@ using testing::KernelMatchesReference;
 
 // One runtime per ISA the host can run and thread count (1: serial; 2: the
 // search may choose a parallel root loop, run on the runtime's pool).
-Runtime& Rt(Isa isa, int threads = 1) {
-  static Runtime* rts[2][2] = {};
-  Runtime*& rt = rts[static_cast<int>(isa)][threads - 1];
-  static std::mutex mu;
-  std::lock_guard<std::mutex> lock(mu);
-  if (rt == nullptr) {
-    absl::StatusOr<Target> t = TargetFor(DetectCpu(), isa);
-    if (t.ok()) t->workers = threads;
-    rt = new Runtime(t);
-  }
-  return *rt;
-}
+Runtime& Rt(Isa isa, int threads = 1) { return testing::Rt(isa, threads); }
 
 class IsaTest : public ::testing::TestWithParam<Isa> {
  protected:

@@ -5,40 +5,23 @@
 // on a target without it is unpacked by the search (checked with AVX2).
 // Operands are filled whole, padding included, with random values: the
 // kernels must never let a pad element reach an output.
-#include <mutex>
-
 #include "absl/strings/str_cat.h"
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
 #include "runtime/host.h"
 #include "tests/testing/check_kernel.h"
+#include "tests/testing/isa_runtime.h"
 
 namespace amarena {
 namespace {
 
+using testing::HasIsa;
 using testing::KernelMatchesReference;
-
-Runtime& Rt(Isa isa, int threads) {
-  static Runtime* rts[2][2] = {};
-  static std::mutex mu;
-  std::lock_guard<std::mutex> lock(mu);
-  Runtime*& rt = rts[static_cast<int>(isa)][threads - 1];
-  if (rt == nullptr) {
-    absl::StatusOr<Target> t = TargetFor(DetectCpu(), isa);
-    if (t.ok()) t->workers = threads;
-    rt = new Runtime(t);
-  }
-  return *rt;
-}
+using testing::Rt;
 
 bool HasBf16Dot() {
   absl::StatusOr<Target> t = TargetFor(DetectCpu(), Isa::kAvx512);
   return t.ok() && t->isa == Isa::kAvx512 && t->bf16_dot;
-}
-
-bool HasIsa(Isa isa) {
-  absl::StatusOr<Target> t = TargetFor(DetectCpu(), isa);
-  return t.ok() && t->isa == isa;
 }
 
 // bf16 A (row-major) times B, f32 C; B plain row-major (panel 0) or in

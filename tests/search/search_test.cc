@@ -35,6 +35,18 @@ bool UsesKernel(const ImplNode& n, KernelId id) {
   return false;
 }
 
+// Calls f on every node of the tree, parents before children.
+template <typename F>
+void ForEachNode(const ImplNode& root, F f) {
+  std::vector<const ImplNode*> todo = {&root};
+  while (!todo.empty()) {
+    const ImplNode* n = todo.back();
+    todo.pop_back();
+    f(*n);
+    for (const ImplPtr& c : n->children) todo.push_back(c.get());
+  }
+}
+
 TEST(SearchTest, TreesAreConsistentWithTheCostModel) {
   Target t = Avx2();
   for (const char* text :
@@ -291,15 +303,12 @@ TEST(SearchTest, Avx512TargetUsesZmmRegisterTiles) {
   auto impl = s.Solve(t.Bind(Spec::Matmul(256, 256, 256)));
   ASSERT_TRUE(impl.ok());
   bool zmm_tile = false;
-  std::vector<const ImplNode*> todo = {impl->get()};
-  while (!todo.empty()) {
-    const ImplNode* n = todo.back();
-    todo.pop_back();
+  ForEachNode(**impl, [&](const ImplNode& node) {
+    const ImplNode* n = &node;
     if (n->how.type == NodeType::kKernel &&
         n->how.kernel == KernelId::kBroadcastFma)
       zmm_tile |= n->spec.aux[2].vector_width == 16;
-    for (const ImplPtr& c : n->children) todo.push_back(c.get());
-  }
+  });
   EXPECT_TRUE(zmm_tile) << PrintImpl(**impl);
   EXPECT_LE(impl->get()->cost.peak.vrf, 32);
 }
@@ -311,10 +320,8 @@ TEST(SearchTest, PackedBAndBlockingAtL2AndL1For512And1024) {
     auto impl = s.Solve(t.Bind(Spec::Matmul(size, size, size)));
     ASSERT_TRUE(impl.ok());
     bool packed_b = false, l2 = false, l1 = false;
-    std::vector<const ImplNode*> todo = {impl->get()};
-    while (!todo.empty()) {
-      const ImplNode* n = todo.back();
-      todo.pop_back();
+    ForEachNode(**impl, [&](const ImplNode& node) {
+      const ImplNode* n = &node;
       if (n->how.type == NodeType::kAlloc) {
         const AllocInfo& a = n->how.alloc;
         packed_b |=
@@ -322,8 +329,7 @@ TEST(SearchTest, PackedBAndBlockingAtL2AndL1For512And1024) {
         l2 |= a.to.level == Level::kL2;
         l1 |= a.to.level == Level::kL1;
       }
-      for (const ImplPtr& c : n->children) todo.push_back(c.get());
-    }
+    });
     EXPECT_TRUE(packed_b && l2 && l1) << PrintImpl(**impl);
   }
 }
@@ -345,14 +351,11 @@ TEST(SearchTest, LowerBoundNeverExceedsTheBestCost) {
     for (const Spec& spec : specs) {
       auto impl = searcher.Solve(t.Bind(spec));
       ASSERT_TRUE(impl.ok()) << impl.status();
-      std::vector<const ImplNode*> todo = {impl->get()};
-      while (!todo.empty()) {
-        const ImplNode* n = todo.back();
-        todo.pop_back();
+      ForEachNode(**impl, [&](const ImplNode& node) {
+        const ImplNode* n = &node;
         ++nodes;
         EXPECT_LE(LowerBound(n->spec, t), n->cost.main) << PrintSpec(n->spec);
-        for (const ImplPtr& c : n->children) todo.push_back(c.get());
-      }
+      });
     }
   }
   EXPECT_GT(nodes, 1000);
@@ -369,10 +372,8 @@ TEST(SearchTest, PrePackedBIsStreamedAFewPanelsAtATime) {
       Searcher s(t);
       auto impl = s.Solve(t.Bind(*ParseSpec(text)));
       ASSERT_TRUE(impl.ok()) << impl.status();
-      std::vector<const ImplNode*> todo = {impl->get()};
-      while (!todo.empty()) {
-        const ImplNode* n = todo.back();
-        todo.pop_back();
+      ForEachNode(**impl, [&](const ImplNode& node) {
+        const ImplNode* n = &node;
         const TensorSpec b = n->spec.Operand(1);
         if (n->how.type == NodeType::kLoop && n->how.loop.dim == Dim::kK &&
             b.aux.level == Level::kGL) {
@@ -382,8 +383,7 @@ TEST(SearchTest, PrePackedBIsStreamedAFewPanelsAtATime) {
             b.aux.level == Level::kGL) {
           EXPECT_LE(b.Panels(), t.cost.dram_streams) << PrintImpl(**impl);
         }
-        for (const ImplPtr& c : n->children) todo.push_back(c.get());
-      }
+      });
     }
   }
 }
@@ -401,17 +401,14 @@ TEST(SearchTest, ColumnMajorBIsReadColumnAfterColumn) {
     auto impl =
         s.Solve(t.Bind(*ParseSpec("matmul 1x2048x16384 bf16*bf16->f32 b=col")));
     ASSERT_TRUE(impl.ok()) << impl.status();
-    std::vector<const ImplNode*> todo = {impl->get()};
-    while (!todo.empty()) {
-      const ImplNode* n = todo.back();
-      todo.pop_back();
+    ForEachNode(**impl, [&](const ImplNode& node) {
+      const ImplNode* n = &node;
       const TensorSpec b = n->spec.Operand(1);
       if (n->how.type == NodeType::kLoop && n->how.loop.dim == Dim::kK &&
           b.aux.level == Level::kGL && n->how.loop.tile < n->spec.k) {
         EXPECT_LE(b.cols, t.cost.dram_streams) << PrintImpl(**impl);
       }
-      for (const ImplPtr& c : n->children) todo.push_back(c.get());
-    }
+    });
   }
 }
 
