@@ -298,6 +298,17 @@ void PrefetchColumnStream(Emitter& e, const View& b, int64_t i) {
     e.prefetcht0(e.ptr[b.base + static_cast<int32_t>(off)]);
 }
 
+// The dot kernels' accumulators: one per vector of k, at most 4 (enough to
+// cover the FMA latency), allocated and zeroed.
+std::vector<int> ZeroedAccumulators(Emitter& e, int64_t vectors) {
+  std::vector<int> acc;
+  for (int64_t i = 0; i < std::min<int64_t>(vectors, 4); ++i) {
+    acc.push_back(e.AllocVreg());
+    e.Zero(acc.back());
+  }
+  return acc;
+}
+
 // c += a . b along k, both contiguous: vector FMAs into up to 4
 // accumulators (the last vector masked), their sum, then a horizontal sum.
 // EVEX-encodable forms only, since AVX-512 may hand out registers 16-31.
@@ -305,12 +316,8 @@ void Dot(Emitter& e, const Spec& s, std::span<const View> v) {
   const View &a = v[0], &b = v[1], &c = v[2];
   const int lanes = e.target().f32_lanes;
   const int64_t nv = (s.k + lanes - 1) / lanes;
-  const int nacc = static_cast<int>(std::min<int64_t>(nv, 4));
-  std::vector<int> acc;
-  for (int i = 0; i < nacc; ++i) {
-    acc.push_back(e.AllocVreg());
-    e.Zero(acc.back());
-  }
+  const std::vector<int> acc = ZeroedAccumulators(e, nv);
+  const int64_t nacc = static_cast<int64_t>(acc.size());
   const int x = e.AllocVreg();
   const bool bf16 = s.aux[0].dtype == DType::kBF16;
   const int partial = static_cast<int>(s.k % lanes);
@@ -354,12 +361,8 @@ void DotBf16(Emitter& e, const Spec& s, std::span<const View> v) {
   AMARENA_CHECK(e.target().bf16_dot);
   const int lanes = 2 * e.target().f32_lanes;  // bf16 per zmm
   const int64_t nv = (s.k + lanes - 1) / lanes;
-  const int nacc = static_cast<int>(std::min<int64_t>(nv, 4));
-  std::vector<int> acc;
-  for (int i = 0; i < nacc; ++i) {
-    acc.push_back(e.AllocVreg());
-    e.Zero(acc.back());
-  }
+  const std::vector<int> acc = ZeroedAccumulators(e, nv);
+  const int64_t nacc = static_cast<int64_t>(acc.size());
   const int x = e.AllocVreg();
   const int partial = static_cast<int>(s.k % lanes);
   const int y = partial ? e.AllocVreg() : -1;
