@@ -8,6 +8,7 @@
 #include "runtime/host.h"
 #include "search/search.h"
 #include "tests/testing/check_kernel.h"
+#include "tests/testing/impl_walk.h"
 #include "tests/testing/isa_runtime.h"
 
 namespace amarena {
@@ -24,12 +25,7 @@ Spec Bf16Matmul(int64_t m, int64_t k, int64_t n, Layout b_layout,
                       {.dtype = DType::kBF16, .layout = b_layout}, {}, accum);
 }
 
-bool UsesKernel(const ImplNode& n, KernelId id) {
-  if (n.how.type == NodeType::kKernel && n.how.kernel == id) return true;
-  for (const ImplPtr& c : n.children)
-    if (UsesKernel(*c, id)) return true;
-  return false;
-}
+using testing::UsesKernel;
 
 // The grid: M in {1, 3, 16}, K and N in {1, 7, 100, 2053}, B row- or
 // column-major; one shard per ISA, layout and M so that ctest -j spreads them.

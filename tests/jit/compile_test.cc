@@ -8,6 +8,7 @@
 #include "runtime/host.h"
 #include "search/search.h"
 #include "tests/testing/check_kernel.h"
+#include "tests/testing/impl_walk.h"
 #include "tests/testing/isa_runtime.h"
 #include "tests/testing/random_specs.h"
 
@@ -106,12 +107,7 @@ TEST_P(RandomShapes, MatchTheReference) {
         KernelMatchesReference(Rt(isa, threads), all[i], /*seed=*/i + 1));
 }
 
-bool UsesKernel(const ImplNode& n, KernelId id) {
-  if (n.how.type == NodeType::kKernel && n.how.kernel == id) return true;
-  for (const ImplPtr& c : n.children)
-    if (UsesKernel(*c, id)) return true;
-  return false;
-}
+using testing::UsesKernel;
 
 // Column-major B makes every output a dot product along k: k below, at, above
 // and a multiple of the vector width (masked tails), and longer than one

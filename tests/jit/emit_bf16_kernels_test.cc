@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "runtime/host.h"
 #include "tests/testing/check_kernel.h"
+#include "tests/testing/impl_walk.h"
 #include "tests/testing/isa_runtime.h"
 
 namespace amarena {
@@ -36,12 +37,7 @@ Spec PairMatmul(int64_t m, int64_t k, int64_t n, int panel,
   return Spec::Matmul(m, k, n, {.dtype = DType::kBF16}, b, {}, accum);
 }
 
-bool UsesKernel(const ImplNode& n, KernelId id) {
-  if (n.how.type == NodeType::kKernel && n.how.kernel == id) return true;
-  for (const ImplPtr& c : n.children)
-    if (UsesKernel(*c, id)) return true;
-  return false;
-}
+using testing::UsesKernel;
 
 // M in {1, 2, 3, 4, 16}, K and N in {1, 7, 100, 2053}: B pre-packed in pair
 // panels of 32 for every shape; plain B for the M the Bf16Grid of

@@ -8,6 +8,7 @@
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
 #include "search/rewrites/registry.h"
+#include "tests/testing/impl_walk.h"
 #include "tests/testing/random_specs.h"
 
 namespace amarena {
@@ -28,24 +29,8 @@ void ExpectConsistent(const ImplNode& n, const Target& t) {
   EXPECT_EQ(ComposeCost(n.spec, n.how, kids, t), n.cost) << PrintSpec(n.spec);
 }
 
-bool UsesKernel(const ImplNode& n, KernelId id) {
-  if (n.how.type == NodeType::kKernel && n.how.kernel == id) return true;
-  for (const ImplPtr& c : n.children)
-    if (UsesKernel(*c, id)) return true;
-  return false;
-}
-
-// Calls f on every node of the tree, parents before children.
-template <typename F>
-void ForEachNode(const ImplNode& root, F f) {
-  std::vector<const ImplNode*> todo = {&root};
-  while (!todo.empty()) {
-    const ImplNode* n = todo.back();
-    todo.pop_back();
-    f(*n);
-    for (const ImplPtr& c : n->children) todo.push_back(c.get());
-  }
-}
+using testing::ForEachNode;
+using testing::UsesKernel;
 
 TEST(SearchTest, TreesAreConsistentWithTheCostModel) {
   Target t = Avx2();
