@@ -12,6 +12,10 @@
 // detects (it has no AVX2 bf16 matmul); its threads are set with OpenMP.
 // Each call reads the next of kCopies copies of B (256 MiB in all), so B
 // comes from DRAM every time rather than partly from the 32 MiB L3.
+// BM_Paired rows alternate amarena (b=any) and oneDNN pre-packed call by call
+// and report the median of the per-round ratio (x_onednn), the steadier
+// comparison on a shared machine:
+//   ./build/bench/bf16_benchmark --benchmark_filter=Paired
 #include <immintrin.h>
 #include <omp.h>
 
@@ -20,9 +24,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
+#include <string_view>
+#include <unordered_map>
 
 #include "absl/strings/str_cat.h"
 #include "bench/bench_util.h"
@@ -32,6 +39,7 @@
 #include "oneapi/dnnl/dnnl.hpp"
 #include "runtime/host.h"
 #include "runtime/runtime.h"
+#include "search/weight_layout.h"
 
 namespace amarena {
 namespace {
@@ -141,124 +149,209 @@ void SetCounters(benchmark::State& state, int64_t m) {
   state.counters["dram_GBps"] = DramGBps();
 }
 
-// --- amarena
+// --- The multiplies, prepared: each checked against the reference once,
+// then `run(copy)` multiplies A by the copy-th copy of B.
+struct Prepared {
+  std::function<void(int copy)> run;
+  std::string label;
+  std::string error;  // set: not runnable (the row is skipped with it)
+};
+Prepared Failed(std::string why) {
+  Prepared p;
+  p.error = std::move(why);
+  return p;
+}
 
-// `b`: B's layout option in the Spec text: "" (row-major), "col"
+// amarena. `b`: B's layout option in the Spec text: "" (row-major), "col"
 // (column-major: each column's k values contiguous, the [N, K] weights most
-// inference engines store), "pP" (pre-packed in row panels of P) or "pPx2"
-// (k-pair panels, what vdpbf16ps reads); laid out once before timing, like
+// inference engines store), "pP" (row panels of P), "pPx2" (k-pair panels,
+// what vdpbf16ps reads) or "any" (the layout whose kernel the search prices
+// cheapest, search/weight_layout.h); B is laid out once before timing, like
 // oneDNN's pre-packed weights.
-void BM_Amarena(benchmark::State& state, Isa isa, int64_t m, int threads,
-                const char* b = "") {
-  DramGBps();
+Prepared PrepareAmarena(Isa isa, int64_t m, int threads, const char* b) {
   Runtime* rt = CachedRuntime(isa, threads);
-  if (rt == nullptr) return state.SkipWithError("CPU lacks this ISA");
+  if (rt == nullptr) return Failed("CPU lacks this ISA");
   const std::string text =
       absl::StrCat("matmul ", m, "x", kK, "x", kN, " bf16*bf16->f32",
                    *b ? absl::StrCat(" b=", b) : "");
   absl::StatusOr<KernelPtr> k = rt->Get(text);
-  if (!k.ok())
-    return state.SkipWithError(std::string(k.status().message()).c_str());
-  Problem p = MakeProblem(m);
-  std::vector<std::vector<uint16_t>> bs(kCopies, p.b);
+  if (!k.ok()) return Failed(std::string(k.status().message()));
+  auto p = std::make_shared<Problem>(MakeProblem(m));
+  auto bs = std::make_shared<std::vector<std::vector<uint16_t>>>(kCopies, p->b);
+  const Spec& s = (*k)->spec();
   if (*b) {
-    const Spec& s = (*k)->spec();
     TensorSpec plain = s.Operand(1);
     plain.aux.pack = 0;
     plain.aux.interleave = 0;
     plain.aux.layout = Layout::kRowMajor;
-    for (auto& copy : bs) {
+    for (auto& copy : *bs) {
       copy.resize(static_cast<size_t>(StoredElements(s.Operand(1))));
-      Relayout(plain, p.b.data(), s.Operand(1), copy.data());
+      Relayout(plain, p->b.data(), s.Operand(1), copy.data());
     }
   }
-  void* ops[] = {p.a.data(), bs[0].data(), p.c.data()};
-  (*k)->Run(ops);
-  if (!SampleMatches(p, p.c.data()))
-    return state.SkipWithError("kernel does not match the reference");
-  int copy = 0;
-  for (auto _ : state) {
-    ops[1] = bs[copy = (copy + 1) % kCopies].data();
-    (*k)->Run(ops);
-  }
-  SetCounters(state, m);
-  state.SetLabel(absl::StrCat("amarena ", Name(isa), " ", text, " ", threads,
-                              " thread", threads > 1 ? "s" : ""));
+  KernelPtr kernel = *k;
+  auto run = [kernel, p, bs](int copy) {
+    void* ops[] = {p->a.data(), (*bs)[copy].data(), p->c.data()};
+    kernel->Run(ops);
+  };
+  run(0);
+  if (!SampleMatches(*p, p->c.data()))
+    return Failed("kernel does not match the reference");
+  return {run,
+          absl::StrCat("amarena ", Name(isa), " ", text,
+                       std::string_view(b) == "any"
+                           ? absl::StrCat(" (b=", WeightLayoutName(s.aux[1]),
+                                          ")")
+                           : "",
+                       " ", threads, " thread", threads > 1 ? "s" : ""),
+          ""};
 }
 
-// --- oneDNN: the matmul primitive, bf16 x bf16 -> f32, row-major A and C;
+// oneDNN: the matmul primitive, bf16 x bf16 -> f32, row-major A and C;
 // weights plain row-major (tag ab), plain column-major (tag ba), or in the
 // layout oneDNN picks for them (tag any), reordered once before timing.
 enum class Weights { kRowMajor, kColMajor, kPrePacked };
-void BM_OneDnn(benchmark::State& state, int64_t m, int threads, Weights w) {
-  const bool prepacked = w == Weights::kPrePacked;
-  DramGBps();
+Prepared PrepareOneDnn(int64_t m, int threads, Weights w) {
   using dnnl::memory;
   using tag = memory::format_tag;
   using dt = memory::data_type;
-  omp_set_num_threads(threads);
-  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
-  dnnl::stream strm(eng);
+  const bool prepacked = w == Weights::kPrePacked;
+  struct State {
+    dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+    dnnl::stream strm{eng};
+    dnnl::matmul prim;
+    Problem p;
+    std::vector<std::vector<uint16_t>> bs;
+    std::vector<memory> b_mems;
+    std::unordered_map<int, memory> args;
+  };
+  auto st = std::make_shared<State>();
+  st->p = MakeProblem(m);
   memory::desc a_md({m, kK}, dt::bf16, tag::ab);
   const tag b_tag = w == Weights::kColMajor ? tag::ba : tag::ab;
   memory::desc b_plain({kK, kN}, dt::bf16, tag::ab);
   memory::desc b_md({kK, kN}, dt::bf16, prepacked ? tag::any : b_tag);
   memory::desc c_md({m, kN}, dt::f32, tag::ab);
-  Problem p = MakeProblem(m);
   dnnl::matmul::primitive_desc pd;
   try {
-    pd =
-        dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_md, c_md), eng);
+    pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, b_md, c_md),
+                                      st->eng);
   } catch (const dnnl::error& e) {
-    return state.SkipWithError(e.what());
+    return Failed(e.what());
   }
-  dnnl::matmul prim(pd);
-  memory a_mem(a_md, eng, p.a.data()), c_mem(c_md, eng, p.c.data());
-  std::vector<std::vector<uint16_t>> bs(kCopies, p.b);
-  std::vector<memory> b_mems;
-  for (auto& b : bs) {
-    memory b_user(b_plain, eng, b.data());
+  st->prim = dnnl::matmul(pd);
+  st->bs.assign(kCopies, st->p.b);
+  for (auto& b : st->bs) {
+    memory b_user(b_plain, st->eng, b.data());
     if (pd.weights_desc() == b_plain) {
-      b_mems.push_back(b_user);
+      st->b_mems.push_back(b_user);
       continue;
     }
     // Column-major or pre-packed: laid out once, untimed.
-    memory packed(pd.weights_desc(), eng);
-    dnnl::reorder(b_user, packed).execute(strm, b_user, packed);
-    strm.wait();
-    b_mems.push_back(packed);
+    memory packed(pd.weights_desc(), st->eng);
+    dnnl::reorder(b_user, packed).execute(st->strm, b_user, packed);
+    st->strm.wait();
+    st->b_mems.push_back(packed);
   }
-  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, a_mem},
-                                          {DNNL_ARG_WEIGHTS, b_mems[0]},
-                                          {DNNL_ARG_DST, c_mem}};
-  prim.execute(strm, args);
-  strm.wait();
-  if (!SampleMatches(p, p.c.data()))
-    return state.SkipWithError("oneDNN does not match the reference");
+  st->args = {{DNNL_ARG_SRC, memory(a_md, st->eng, st->p.a.data())},
+              {DNNL_ARG_WEIGHTS, st->b_mems[0]},
+              {DNNL_ARG_DST, memory(c_md, st->eng, st->p.c.data())}};
+  auto run = [st, threads](int copy) {
+    omp_set_num_threads(threads);
+    st->args[DNNL_ARG_WEIGHTS] = st->b_mems[copy];
+    st->prim.execute(st->strm, st->args);
+    st->strm.wait();
+  };
+  run(0);
+  if (!SampleMatches(st->p, st->p.c.data()))
+    return Failed("oneDNN does not match the reference");
+  return {run,
+          absl::StrCat("oneDNN ",
+                       prepacked                  ? "pre-packed"
+                       : w == Weights::kColMajor ? "plain column-major"
+                                                  : "plain",
+                       " matmul ", m, "x", kK, "x", kN, " bf16*bf16->f32 ",
+                       threads, " thread", threads > 1 ? "s" : ""),
+          ""};
+}
+
+void TimeRows(benchmark::State& state, const Prepared& x, int64_t m) {
+  if (!x.error.empty()) return state.SkipWithError(x.error.c_str());
+  int copy = 0;
+  for (auto _ : state) x.run(copy = (copy + 1) % kCopies);
+  SetCounters(state, m);
+  state.SetLabel(x.label);
+}
+
+void BM_Amarena(benchmark::State& state, Isa isa, int64_t m, int threads,
+                const char* b) {
+  DramGBps();
+  TimeRows(state, PrepareAmarena(isa, m, threads, b), m);
+}
+
+void BM_OneDnn(benchmark::State& state, int64_t m, int threads, Weights w) {
+  DramGBps();
+  TimeRows(state, PrepareOneDnn(m, threads, w), m);
+}
+
+// amarena with B in the layout it chooses (b=any) against oneDNN's
+// pre-packed weights, call by call: `rounds` rounds each run both once, in
+// random order, each on the next copy of B. On a shared machine whose DRAM
+// rate drifts by 10 % from one second to the next, the ratio of the two
+// calls of one round is steadier than the ratio of two rows timed seconds
+// apart. Counters: each one's median us per call, and x_onednn = the median
+// over rounds of oneDNN's time / amarena's (above 1: amarena is faster),
+// with its quartiles q1 and q3.
+void BM_Paired(benchmark::State& state, Isa isa, int64_t m, int threads,
+               int rounds) {
+  DramGBps();
+  const Prepared ours = PrepareAmarena(isa, m, threads, "any");
+  const Prepared theirs = PrepareOneDnn(m, threads, Weights::kPrePacked);
+  if (!ours.error.empty()) return state.SkipWithError(ours.error.c_str());
+  if (!theirs.error.empty()) return state.SkipWithError(theirs.error.c_str());
+  std::vector<double> us[2], ratio;
+  std::mt19937 rng(5);
   int copy = 0;
   for (auto _ : state) {
-    args[DNNL_ARG_WEIGHTS] = b_mems[copy = (copy + 1) % kCopies];
-    prim.execute(strm, args);
-    strm.wait();
+    for (int r = 0; r < rounds; ++r) {
+      const bool ours_first = rng() & 1;
+      double t[2];
+      for (int i = 0; i < 2; ++i) {
+        const int who = ours_first ? i : 1 - i;  // 0: amarena
+        copy = (copy + 1) % kCopies;
+        const auto t0 = std::chrono::steady_clock::now();
+        (who == 0 ? ours : theirs).run(copy);
+        t[who] = std::chrono::duration<double, std::micro>(
+                     std::chrono::steady_clock::now() - t0)
+                     .count();
+      }
+      us[0].push_back(t[0]);
+      us[1].push_back(t[1]);
+      ratio.push_back(t[1] / t[0]);
+    }
   }
-  SetCounters(state, m);
-  state.SetLabel(absl::StrCat(
-      "oneDNN ",
-      prepacked                  ? "pre-packed"
-      : w == Weights::kColMajor ? "plain column-major"
-                                 : "plain",
-      " matmul ", m, "x", kK,
-      "x", kN, " bf16*bf16->f32 ", threads, " thread", threads > 1 ? "s" : ""));
+  auto quantile = [](std::vector<double> v, double q) {
+    std::sort(v.begin(), v.end());
+    return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))];
+  };
+  const double ours_us = quantile(us[0], 0.5);
+  state.counters["amarena_us"] = ours_us;
+  state.counters["onednn_us"] = quantile(us[1], 0.5);
+  state.counters["x_onednn"] = quantile(ratio, 0.5);
+  state.counters["q1"] = quantile(ratio, 0.25);
+  state.counters["q3"] = quantile(ratio, 0.75);
+  state.counters["B_GBps"] = 2.0 * kK * kN / ours_us * 1e-3;
+  state.counters["dram_GBps"] = DramGBps();
+  state.SetLabel(absl::StrCat(ours.label, " vs ", theirs.label, ", ", rounds,
+                              " rounds"));
 }
 
 BENCHMARK(BM_DramRead)->Iterations(1);
 
-// B row-major (""), column-major ("col"), pre-packed in panels of 32
-// ("p32": each call streams K x 32 panels, one per 64-byte line of a row;
-// of the widths tried, 32, 64, 128 and 256 within the noise of each other)
-// and, for M >= 4, in k-pair panels of 32 ("p32x2", AVX-512 BF16's
-// vdpbf16ps outer product). oneDNN: row-major, column-major and pre-packed
-// weights.
+// B row-major (""), column-major ("col") and pre-packed ("any": in the
+// layout the search prices cheapest; "p32": row panels of 32, for the
+// widening kernels beside vdpbf16ps). oneDNN: row-major, column-major and
+// pre-packed weights.
 #define AMARENA_BF16(name, isa, m, threads, b)            \
   BENCHMARK_CAPTURE(BM_Amarena, name, isa, m, threads, b) \
       ->Unit(benchmark::kMicrosecond)                     \
@@ -267,35 +360,41 @@ BENCHMARK(BM_DramRead)->Iterations(1);
   BENCHMARK_CAPTURE(BM_OneDnn, name, m, threads, weights) \
       ->Unit(benchmark::kMicrosecond)                     \
       ->UseRealTime()
-#define BF16_M1(suffix, threads)                                        \
-  AMARENA_BF16(avx2_m1##suffix, Isa::kAvx2, 1, threads, "");            \
-  AMARENA_BF16(avx512_m1##suffix, Isa::kAvx512, 1, threads, "");        \
-  AMARENA_BF16(avx2_m1_col##suffix, Isa::kAvx2, 1, threads, "col");     \
-  AMARENA_BF16(avx512_m1_col##suffix, Isa::kAvx512, 1, threads, "col"); \
-  AMARENA_BF16(avx2_m1_prepacked##suffix, Isa::kAvx2, 1, threads, "p32"); \
-  AMARENA_BF16(avx512_m1_prepacked##suffix, Isa::kAvx512, 1, threads,   \
-               "p32");                                                  \
-  ONEDNN_BF16(plain_m1##suffix, 1, threads, Weights::kRowMajor);        \
-  ONEDNN_BF16(col_m1##suffix, 1, threads, Weights::kColMajor);          \
+#define BF16_M1(suffix, threads)                                          \
+  AMARENA_BF16(avx2_m1##suffix, Isa::kAvx2, 1, threads, "");              \
+  AMARENA_BF16(avx512_m1##suffix, Isa::kAvx512, 1, threads, "");          \
+  AMARENA_BF16(avx2_m1_col##suffix, Isa::kAvx2, 1, threads, "col");       \
+  AMARENA_BF16(avx512_m1_col##suffix, Isa::kAvx512, 1, threads, "col");   \
+  AMARENA_BF16(avx2_m1_prepacked##suffix, Isa::kAvx2, 1, threads, "any"); \
+  AMARENA_BF16(avx512_m1_prepacked##suffix, Isa::kAvx512, 1, threads,     \
+               "any");                                                    \
+  ONEDNN_BF16(plain_m1##suffix, 1, threads, Weights::kRowMajor);          \
+  ONEDNN_BF16(col_m1##suffix, 1, threads, Weights::kColMajor);            \
   ONEDNN_BF16(prepacked_m1##suffix, 1, threads, Weights::kPrePacked)
 BF16_M1(, 1);
 BF16_M1(_2threads, 2);
-// Wider pre-packed panels, one thread: one panel of 64 or 128 per step.
-AMARENA_BF16(avx2_m1_p64, Isa::kAvx2, 1, 1, "p64");
-AMARENA_BF16(avx512_m1_p64, Isa::kAvx512, 1, 1, "p64");
-AMARENA_BF16(avx2_m1_p128, Isa::kAvx2, 1, 1, "p128");
-AMARENA_BF16(avx512_m1_p128, Isa::kAvx512, 1, 1, "p128");
-#define AMARENA_BF16_M(m)                                              \
-  AMARENA_BF16(avx2_m##m, Isa::kAvx2, m, 1, "");                       \
-  AMARENA_BF16(avx512_m##m, Isa::kAvx512, m, 1, "");                   \
-  AMARENA_BF16(avx2_m##m##_prepacked, Isa::kAvx2, m, 1, "p32");        \
-  AMARENA_BF16(avx512_m##m##_prepacked, Isa::kAvx512, m, 1, "p32");    \
-  AMARENA_BF16(avx512_m##m##_pairs, Isa::kAvx512, m, 1, "p32x2");      \
-  ONEDNN_BF16(plain_m##m, m, 1, Weights::kRowMajor);                   \
+AMARENA_BF16(avx512_m1_p32, Isa::kAvx512, 1, 1, "p32");
+#define AMARENA_BF16_M(m)                                        \
+  AMARENA_BF16(avx2_m##m, Isa::kAvx2, m, 1, "");                 \
+  AMARENA_BF16(avx512_m##m, Isa::kAvx512, m, 1, "");             \
+  AMARENA_BF16(avx2_m##m##_prepacked, Isa::kAvx2, m, 1, "any");  \
+  AMARENA_BF16(avx512_m##m##_prepacked, Isa::kAvx512, m, 1, "any"); \
+  ONEDNN_BF16(plain_m##m, m, 1, Weights::kRowMajor);             \
   ONEDNN_BF16(prepacked_m##m, m, 1, Weights::kPrePacked)
 AMARENA_BF16_M(4);
 AMARENA_BF16_M(16);
 AMARENA_BF16_M(64);
+// Call by call against oneDNN pre-packed (one iteration: `rounds` pairs).
+#define PAIRED(name, isa, m, threads, rounds)                        \
+  BENCHMARK_CAPTURE(BM_Paired, name, isa, m, threads, rounds)        \
+      ->Iterations(1)                                                \
+      ->Unit(benchmark::kMillisecond)                                \
+      ->UseRealTime()
+PAIRED(avx512_m1, Isa::kAvx512, 1, 1, 400);
+PAIRED(avx512_m1_2threads, Isa::kAvx512, 1, 2, 400);
+PAIRED(avx512_m4, Isa::kAvx512, 4, 1, 200);
+PAIRED(avx512_m16, Isa::kAvx512, 16, 1, 100);
+PAIRED(avx512_m64, Isa::kAvx512, 64, 1, 50);
 
 }  // namespace
 }  // namespace amarena

@@ -304,14 +304,17 @@ int OuterBf16Scratch(const Spec& s, const Target&) {
 }
 // m * ceil(n/vw) vdpbf16ps on the FMA pipes (priced as FMAs; k = 1 adds a
 // shift per B vector and per broadcast) against ceil(n/vw) + m loads and a
-// prefetch per 64 bytes of B's row of pairs (kPairPrefetchRows), and no
+// prefetch per 64 bytes of B's row of pairs (kPairPrefetchRows, from
+// kPairPrefetchMinRows rows on), and no
 // faster than one vdpbf16ps latency (6 cycles on Zen 4/5, AMD's guide; not
 // measured here) per call: successive calls along k update the same
 // accumulators.
 int64_t OuterBf16Cost(const Spec& s, const Target& t) {
   const int64_t nv = VectorsPerRow(s);
   const int64_t ops = s.m * nv + (s.k == 1 ? s.m + nv : 0);
-  const int64_t loads = nv + s.m + (4 * s.n + 63) / 64;
+  const int64_t prefetches =
+      s.m >= kPairPrefetchMinRows ? (4 * s.n + 63) / 64 : 0;
+  const int64_t loads = nv + s.m + prefetches;
   return std::max({ops * t.cost.fma, loads * t.cost.load, int64_t{6 * 6}});
 }
 

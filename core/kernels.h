@@ -96,7 +96,14 @@ inline constexpr int64_t kPrefetchPanelBytes = 4096;
 // call for M = 4 / 16 / 64: none 3187 / 8596 / 17230; 16 pair rows 2244 /
 // 4585 / 12793; 32 rows 2104 / 3432 / 11382; 64 rows 2203 / 3419 / 11030;
 // 128 rows 2264 / 4569 / 12236 (one run each, a shared machine).
+// Only kernels of at least kPairPrefetchMinRows rows of A prefetch: with
+// fewer, each 64 bytes of B feed too few instructions to keep the window
+// from running ahead by itself, and the prefetches only add traffic.
+// xab-style paired runs against oneDNN pre-packed (calls alternated, 800
+// rounds), AVX-512 b=p64x2, us per call, none / 32 rows: M = 1 1727 / 1775,
+// 1689 / 1801; M = 2 1682 / 1948; M = 4 2280 / 1969.
 inline constexpr int kPairPrefetchRows = 32;
+inline constexpr int kPairPrefetchMinRows = 4;
 // Longest dot product one kernel unrolls, in vectors.
 inline constexpr int64_t kMaxDotVectors = 32;
 // Unrolled store sequences longer than this are left to loops.

@@ -1,8 +1,10 @@
 #include "core/spec_text.h"
 
+#include <algorithm>
 #include <charconv>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -206,6 +208,11 @@ absl::Status Parser::ParseOperand(absl::string_view name,
                                     ", must be 2 (k-pairs, as in p32x2)"));
         a.interleave = static_cast<uint8_t>(g);
       }
+    } else if (p == "any") {
+      return Error(absl::StrCat(
+          "property 'any' of operand ", name,
+          " is only for a request's b=any (amarena run/explain, "
+          "Runtime::Get), must be a concrete layout here"));
     } else {
       return Error(absl::StrCat("property '", p, "' of operand ", name,
                                 " is unknown, must be gl, l3, l2, l1, vrf, "
@@ -379,6 +386,30 @@ std::string PrintSpec(const Spec& s) {
 
 absl::StatusOr<Spec> ParseSpec(absl::string_view text) {
   return Parser(text).Parse();
+}
+
+absl::StatusOr<SpecRequest> ParseRequest(absl::string_view text) {
+  std::vector<absl::string_view> toks =
+      absl::StrSplit(text, absl::ByAnyChar(" \t\n"), absl::SkipEmpty());
+  const auto any = std::find(toks.begin(), toks.end(), "b=any");
+  if (any == toks.end()) {
+    AMARENA_ASSIGN_OR_RETURN(Spec s, ParseSpec(text));
+    return SpecRequest{s, false};
+  }
+  toks.erase(any);
+  AMARENA_ASSIGN_OR_RETURN(Spec s, ParseSpec(absl::StrJoin(toks, " ")));
+  auto error = [&](absl::string_view what) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot parse spec '", text, "': ", what));
+  };
+  if (!s.IsMatmul())
+    return error("option b=any is for a matmul's B, must not be given here");
+  if (std::any_of(toks.begin(), toks.end(), [](absl::string_view t) {
+        return absl::StartsWith(t, "b=");
+      }))
+    return error("operand b has b=any and other properties, must be b=any "
+                 "alone (B in gl, its layout chosen)");
+  return SpecRequest{s, true};
 }
 
 }  // namespace amarena

@@ -20,6 +20,8 @@
 //   prop    := gl | l3 | l2 | l1 | vrf    (level)
 //            | row | col                  (layout)
 //            | pP                         (packed in panels of P, memory only)
+//            | pPx2                       (panels of k-pairs: rows 2i and 2i+1
+//                                          interleaved, as vdpbf16ps reads)
 //            | vW                         (lanes per register, vrf only)
 // Defaults (printed by omission): operands in GL, row-major; parallel allowed;
 // no budget (the target's whole budget). PrintSpec(ParseSpec(t)) is canonical
@@ -45,6 +47,17 @@ std::string PrintSpec(const Spec& s);
 // Parses and validates. Errors are InvalidArgument with one line:
 //   cannot parse spec '<text>': <what> is <value>, must be <constraint>
 absl::StatusOr<Spec> ParseSpec(absl::string_view text);
+
+// What a user asks a runtime for: a Spec, or a matmul whose B layout is left
+// to amarena with the option `b=any` (weights laid out once, ahead of the
+// calls, in whatever layout makes the fastest kernel, as oneDNN's
+// format_tag::any): `spec` then has B plain row-major in GL and `b_any` is
+// set (search/weight_layout.h chooses).
+struct SpecRequest {
+  Spec spec;
+  bool b_any = false;
+};
+absl::StatusOr<SpecRequest> ParseRequest(absl::string_view text);
 
 }  // namespace amarena
 

@@ -72,10 +72,10 @@ struct CostParams {
     return (dense ? line_dense : line_strided)[static_cast<int>(from)];
   }
 };
-inline constexpr int kCostModelVersion = 7;
+inline constexpr int kCostModelVersion = 8;
 // Versions what the generator makes of a tree (the search space, the JIT):
 // part of every cache key and of the on-disk database's identity.
-inline constexpr int kGeneratorVersion = 3;
+inline constexpr int kGeneratorVersion = 4;
 
 struct CacheSizes {
   int64_t l1d = 32 << 10;

@@ -21,7 +21,7 @@ namespace amarena::jit {
 // (0, b) and the product a * b whatever B's pair partner holds.
 // Registers: m * ceil(n/vw) accumulators (C) + ceil(n/vw) B + 1 broadcast,
 // as OuterBf16Scratch says. Prefetches B's lines a fixed distance ahead
-// along k (kPairPrefetchRows).
+// along k (kPairPrefetchRows) when it has at least kPairPrefetchMinRows rows.
 void EmitOuterBf16(Emitter& e, const Spec& s, std::span<const View> v) {
   const View &a = v[0], &b = v[1], &c = v[2];
   AMARENA_CHECK(e.target().bf16_dot && s.k <= 2 && c.vw >= 8);
@@ -30,7 +30,8 @@ void EmitOuterBf16(Emitter& e, const Spec& s, std::span<const View> v) {
   const int64_t nv = (s.n + vw - 1) / vw;
   // B's pairs kPairPrefetchRows pair rows ahead, a line each 64 bytes
   // (core/kernels.h).
-  for (int64_t byte = 0; byte < 4 * s.n; byte += 64) {
+  for (int64_t byte = 0; s.m >= kPairPrefetchMinRows && byte < 4 * s.n;
+       byte += 64) {
     const int64_t off = b.Offset(2 * kPairPrefetchRows, byte / 4);
     if (off == static_cast<int32_t>(off))
       e.prefetcht0(e.ptr[b.base + static_cast<int32_t>(off)]);

@@ -15,6 +15,7 @@
 #include "search/greedy.h"
 #include "search/replay.h"
 #include "search/search.h"
+#include "search/weight_layout.h"
 
 namespace amarena {
 
@@ -137,8 +138,8 @@ SearchDb* Runtime::db() {
 
 absl::StatusOr<KernelPtr> Runtime::Get(absl::string_view spec_text,
                                        const GetOptions& options) {
-  AMARENA_ASSIGN_OR_RETURN(Spec s, ParseSpec(spec_text));
-  return Get(s, options);
+  AMARENA_ASSIGN_OR_RETURN(SpecRequest r, ParseRequest(spec_text));
+  return r.b_any ? GetWithWeightLayout(r.spec, options) : Get(r.spec, options);
 }
 
 namespace {
@@ -214,6 +215,25 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
 }
 
 }  // namespace
+
+absl::StatusOr<KernelPtr> Runtime::GetWithWeightLayout(
+    const Spec& spec, const GetOptions& options) {
+  if (!target_.ok()) return target_.status();
+  AMARENA_RETURN_IF_ERROR(CheckSupported(spec, *target_));
+  std::vector<std::pair<Spec, KernelPtr>> made;
+  AMARENA_ASSIGN_OR_RETURN(
+      WeightLayoutChoice choice,
+      ChooseWeightLayout(spec, *target_,
+                         [&](const Spec& s) -> absl::StatusOr<int64_t> {
+                           AMARENA_ASSIGN_OR_RETURN(KernelPtr k,
+                                                    Get(s, options));
+                           made.emplace_back(s, k);
+                           return k->impl().cost.main;
+                         }));
+  for (auto& [s, k] : made)
+    if (s == choice.spec) return k;
+  return absl::InternalError("the chosen layout's kernel is missing");
+}
 
 absl::StatusOr<KernelPtr> Runtime::GetScheduled(absl::string_view spec_text,
                                                 absl::string_view decisions) {

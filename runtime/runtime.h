@@ -146,6 +146,16 @@ class Runtime {
   absl::StatusOr<KernelPtr> Get(const Spec& spec,
                                 const GetOptions& options = {});
 
+  // A kernel for `spec` (a matmul with B plain row-major in GL) with B in
+  // the layout that makes the cheapest kernel (search/weight_layout.h): what
+  // the option `b=any` in Spec text asks Get for. The kernel's spec() names
+  // the layout: lay the weights out in it once (core/reference.h, Relayout)
+  // and pass them to every call. Each candidate layout is created as Get
+  // creates it (cached, stored in the database), so asking again, here or
+  // in another process, costs cache or database lookups, not searches.
+  absl::StatusOr<KernelPtr> GetWithWeightLayout(const Spec& spec,
+                                                const GetOptions& options = {});
+
   // A kernel for the tree that `decisions` (EncodeDecisions' text, as
   // `amarena explain` prints it after "schedule:") describes for `spec`,
   // replayed and re-costed on this runtime's target: for trying a schedule

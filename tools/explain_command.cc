@@ -4,11 +4,13 @@
 #include <cstdio>
 
 #include "core/spec_text.h"
+#include "core/status_macros.h"
 #include "jit/compile.h"
 #include "jit/disassemble.h"
 #include "runtime/host.h"
 #include "search/replay.h"
 #include "search/search.h"
+#include "search/weight_layout.h"
 #include "tools/commands.h"
 #include "tools/json.h"
 
@@ -16,15 +18,35 @@ namespace amarena::tools {
 
 int ExplainCommand(const std::string& text, const std::string& schedule,
                    bool asm_listing, bool json) {
-  absl::StatusOr<Spec> spec = ParseSpec(text);
+  absl::StatusOr<SpecRequest> request = ParseRequest(text);
   absl::StatusOr<Target> target = HostTarget();
-  absl::Status bad = !spec.ok() ? spec.status() : target.status();
+  absl::Status bad = !request.ok() ? request.status() : target.status();
   if (!bad.ok()) {
     std::fprintf(stderr, "amarena: %s\n", std::string(bad.message()).c_str());
     return 2;
   }
-  Spec root = target->Bind(*spec);
   Searcher searcher(*target);
+  Spec spec = request->spec;
+  if (request->b_any) {
+    // The layout of B with the cheapest tree, each candidate searched here.
+    absl::StatusOr<WeightLayoutChoice> choice = ChooseWeightLayout(
+        spec, *target, [&](const Spec& s) -> absl::StatusOr<int64_t> {
+          AMARENA_ASSIGN_OR_RETURN(ImplPtr best,
+                                   searcher.Solve(target->Bind(s)));
+          return best->cost.main;
+        });
+    if (!choice.ok()) {
+      std::fprintf(stderr, "amarena: %s\n",
+                   std::string(choice.status().message()).c_str());
+      return 2;
+    }
+    for (const auto& [s, cost] : choice->tried)
+      std::printf("b layout: %-6s cost=%lld%s\n", WeightLayoutName(s.aux[1]).c_str(),
+                  static_cast<long long>(cost),
+                  s == choice->spec ? "  (chosen)" : "");
+    spec = choice->spec;
+  }
+  Spec root = target->Bind(spec);
   absl::StatusOr<ImplPtr> impl = schedule.empty()
                                      ? searcher.Solve(root)
                                      : Replay(root, schedule, *target);

@@ -342,6 +342,34 @@ TEST(SpecTextTest, InterleavedPanelsParse) {
   EXPECT_EQ(s->aux[1], TensorAux{.dtype = DType::kBF16});
 }
 
+// `b=any` leaves B's layout to the runtime: the request carries the Spec with
+// B plain row-major and the flag; anything else with it is refused.
+TEST(SpecTextTest, RequestWithAnyB) {
+  absl::StatusOr<SpecRequest> r =
+      ParseRequest("matmul 1x2048x16384 bf16*bf16->f32 b=any");
+  ASSERT_THAT(r, IsOk());
+  EXPECT_TRUE(r->b_any);
+  EXPECT_EQ(r->spec, *ParseSpec("matmul 1x2048x16384 bf16*bf16->f32"));
+  r = ParseRequest("matmul 4x4x4 f32 b=col");
+  ASSERT_THAT(r, IsOk());
+  EXPECT_FALSE(r->b_any);
+  EXPECT_EQ(r->spec, *ParseSpec("matmul 4x4x4 f32 b=col"));
+  EXPECT_THAT(ParseRequest("matmul 4x4x4 f32 b=any b=col"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("b=any alone")));
+  EXPECT_THAT(ParseRequest("zero 4x4 f32 b=any"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("b=any is for a matmul's B")));
+  EXPECT_THAT(ParseRequest("matmul 4x4x4 f32 x=1 b=any"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("operand 'x' is unknown")));
+  // Only alone, and only in a request.
+  ExpectParseError("matmul 4x4x4 f32 b=any,l1",
+                   {"property 'any' of operand b", "b=any"});
+  ExpectParseError("matmul 4x4x4 f32 b=any", {"property 'any' of operand b"});
+  ExpectParseError("matmul 4x4x4 f32 a=any", {"property 'any' of operand a"});
+}
+
 TEST(SpecTextTest, RejectsVrfWithoutVectorWidth) {
   ExpectParseError("matmul 4x4x4 f32 c=vrf",
                    {"operand c", "vector width", "vrf"});

@@ -133,6 +133,18 @@ TEST_P(Bf16Test, PrefetchesOnlyLongStreams) {
             std::string::npos);
   EXPECT_EQ(listing("matmul 1x100x512 bf16*bf16->f32 b=col").find("prefetch"),
             std::string::npos);
+  // The vdpbf16ps outer product prefetches pair panels only from
+  // kPairPrefetchMinRows rows of A on (one row: vdpbf16ps and loads only).
+  if (Rt(GetParam(), 1).target()->bf16_dot) {
+    const std::string one_row =
+        listing("matmul 1x2048x1024 bf16*bf16->f32 b=p64x2");
+    EXPECT_NE(one_row.find("vdpbf16ps"), std::string::npos);
+    EXPECT_EQ(one_row.find("prefetch"), std::string::npos);
+    const std::string four_rows =
+        listing("matmul 4x2048x1024 bf16*bf16->f32 b=p64x2");
+    EXPECT_NE(four_rows.find("vdpbf16ps"), std::string::npos);
+    EXPECT_NE(four_rows.find("prefetcht0"), std::string::npos);
+  }
 }
 
 // Dot products down a column-major B: k below, at and above one vector of

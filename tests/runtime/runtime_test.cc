@@ -3,11 +3,15 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/reference.h"
+#include "core/spec_text.h"
 #include "gtest/gtest.h"
 #include "runtime/host.h"
 #include "search/replay.h"
+#include "search/weight_layout.h"
 #include "tests/testing/check_kernel.h"
+#include "tests/testing/isa_runtime.h"
 
 namespace amarena {
 namespace {
@@ -104,6 +108,45 @@ TEST(RuntimeTest, GetScheduledReplaysTheSearchsDecisionsOrRejectsThem) {
   EXPECT_NE(bad.message().find("tile m 3"), absl::string_view::npos) << bad;
   bad = rt.GetScheduled("matmul 0x8x8 f32", "tile m 4").status();
   EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument) << bad;
+}
+
+// `b=any`: the runtime lays B out as the cheapest candidate wants (its
+// kernel's Spec says how); each kernel matches the reference with B in that
+// layout, on odd shapes, with each ISA the host has. A second request is a
+// hit.
+TEST(RuntimeTest, AnyBGetsTheCheapestLayout) {
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    if (!testing::HasIsa(isa)) continue;
+    Runtime& rt = testing::Rt(isa, 1);
+    for (int64_t m : {1, 3, 16})
+      for (int64_t k : {1, 7, 100})
+        for (int64_t n : {7, 100}) {
+          const std::string text =
+              absl::StrCat("matmul ", m, "x", k, "x", n, " bf16*bf16->f32");
+          absl::StatusOr<KernelPtr> got = rt.Get(text + " b=any");
+          ASSERT_TRUE(got.ok()) << text << ": " << got.status();
+          const Spec& chosen = (*got)->spec();
+          EXPECT_TRUE(testing::KernelMatchesReference(*got, chosen));
+          // No candidate is cheaper.
+          for (const Spec& c : WeightLayoutCandidates(*ParseSpec(text),
+                                                      *rt.target())) {
+            absl::StatusOr<KernelPtr> other = rt.Get(c);
+            ASSERT_TRUE(other.ok()) << other.status();
+            EXPECT_LE((*got)->impl().cost.main, (*other)->impl().cost.main)
+                << PrintSpec(chosen) << " vs " << PrintSpec(c);
+          }
+          const int64_t made = rt.generated();
+          EXPECT_EQ(rt.Get(text + " b=any")->get(), got->get());
+          EXPECT_EQ(rt.generated(), made);
+        }
+  }
+  Runtime rt(HostTarget());
+  EXPECT_EQ(rt.Get("matmul 4x4x4 f32 b=any b=col").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(rt.GetWithWeightLayout(*ParseSpec("matmul 4x4x4 f32 b=col"))
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(RuntimeTest, InternalLevelsAreRejected) {

@@ -25,9 +25,22 @@ check "" "text is empty"
 check "matmul 4x4x4 bf16" "dtypes are bf16*bf16->bf16, must be f32 or bf16*bf16->f32"
 check "matmul 4x4x4 f32 frobnicate" "option 'frobnicate' is unknown"
 check "matmul 4x4x4 f32 a=p16" "operand a is packed"
+check "matmul 4x4x4 f32 b=any b=col" "must be b=any alone"
+check "matmul 4x4x4 f32 b=any,col" "property 'any' of operand b"
+check "matmul 4x4x4 f32 b=any" "property 'any' of operand b" --schedule "tile m 2"
 # So is a schedule that does not fit the Spec.
 check "matmul 8x8x8 f32" "'tile q 4' is malformed" --schedule "tile q 4"
 check "matmul 8x8x8 f32" "does not apply" --schedule "tile m 3;select broadcast_fma"
 # A bad environment is bad input too.
 AMARENA_MAX_ISA=sse check "matmul 4x4x4 f32" "AMARENA_MAX_ISA is 'sse', must be avx2 or avx512"
+# b=any is good input: explain lists the layouts of B it searched and the one
+# it chose.
+out=$("$amarena" explain "matmul 3x100x7 bf16*bf16->f32 b=any" 2>&1)
+if [ $? -ne 0 ] || ! grep -q "^b layout: row .*cost=" <<<"$out" ||
+   [ "$(grep -c '(chosen)' <<<"$out")" -ne 1 ]; then
+  echo "FAIL: explain b=any: $out"
+  fail=1
+else
+  echo "ok:   explain b=any -> $(grep '(chosen)' <<<"$out")"
+fi
 exit $fail

@@ -1,0 +1,68 @@
+#include "search/weight_layout.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "core/spec_text.h"
+
+namespace amarena {
+
+std::vector<Spec> WeightLayoutCandidates(const Spec& spec, const Target& t) {
+  std::vector<Spec> out;
+  // In canonical form, each once: B of one row or one panel is plain.
+  auto add = [&](Spec s) {
+    s = Canonical(s);
+    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  };
+  add(spec);
+  Spec col = spec;
+  col.aux[1].layout = Layout::kColMajor;
+  add(col);
+  const bool pairs =
+      spec.aux[1].dtype == DType::kBF16 && t.bf16_dot && spec.k > 1;
+  const int64_t widest = (spec.n + 15) / 16 * 16;
+  for (int interleave : {0, 2}) {
+    if (interleave == 2 && !pairs) continue;
+    for (int64_t p : {16, 32, 64, 128}) {
+      if (p > widest) break;
+      Spec packed = spec;
+      packed.aux[1].pack = static_cast<uint16_t>(p);
+      packed.aux[1].interleave = static_cast<uint8_t>(interleave);
+      add(packed);
+    }
+  }
+  return out;
+}
+
+std::string WeightLayoutName(const TensorAux& b) {
+  if (b.pack == 0) return b.layout == Layout::kColMajor ? "col" : "row";
+  return absl::StrCat("p", b.pack, b.interleave ? "x2" : "");
+}
+
+absl::StatusOr<WeightLayoutChoice> ChooseWeightLayout(
+    const Spec& spec, const Target& t,
+    absl::FunctionRef<absl::StatusOr<int64_t>(const Spec&)> cost_of) {
+  const TensorAux& b = spec.aux[1];
+  if (!spec.IsMatmul() || b.level != Level::kGL ||
+      b.layout != Layout::kRowMajor || b.pack != 0)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot choose B's layout for ", PrintSpec(spec),
+        ": must be a matmul with B plain row-major in gl"));
+  WeightLayoutChoice choice{spec, -1, {}};
+  for (const Spec& c : WeightLayoutCandidates(spec, t)) {
+    absl::StatusOr<int64_t> cost = cost_of(c);
+    if (absl::IsNotFound(cost.status())) continue;
+    if (!cost.ok()) return cost.status();
+    choice.tried.emplace_back(c, *cost);
+    if (choice.cost < 0 || *cost < choice.cost) {
+      choice.spec = c;
+      choice.cost = *cost;
+    }
+  }
+  if (choice.cost < 0)
+    return absl::NotFoundError(absl::StrCat(
+        "no tree implements ", PrintSpec(spec), " in any layout of B"));
+  return choice;
+}
+
+}  // namespace amarena

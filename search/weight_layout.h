@@ -1,0 +1,52 @@
+// Weights laid out once: for a matmul whose B the caller packs ahead of many
+// calls (an inference engine's weights; oneDNN's format_tag::any), the
+// layout of B with the cheapest kernel. `b=any` in Spec text asks for it
+// (core/spec_text.h, ParseRequest); the kernel's Spec then names the layout,
+// and core/reference.h's Relayout lays B out in it.
+//
+//   absl::StatusOr<WeightLayoutChoice> c = ChooseWeightLayout(
+//       spec, target, [&](const Spec& s) { return CostOf(s); });
+//   c->spec  // e.g. matmul 1x2048x16384 bf16*bf16->f32 b=p64x2
+#ifndef AMARENA_SEARCH_WEIGHT_LAYOUT_H_
+#define AMARENA_SEARCH_WEIGHT_LAYOUT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
+#include "core/spec.h"
+#include "core/target.h"
+
+namespace amarena {
+
+// The layouts tried, in order of preference on equal cost: B as given
+// (row-major), column-major, row panels of 16, 32, 64 and 128 columns (those
+// no wider than N rounded up to 16), and for bf16 on a target with
+// vdpbf16ps the same panels of k-pairs; each in canonical form and once
+// (a B of one column is row- and column-major alike). `spec` is a matmul
+// with B plain row-major in GL.
+std::vector<Spec> WeightLayoutCandidates(const Spec& spec, const Target& t);
+
+// B's layout as Spec text writes it: "row", "col", "p32", "p32x2".
+std::string WeightLayoutName(const TensorAux& b);
+
+struct WeightLayoutChoice {
+  Spec spec;     // the cheapest candidate
+  int64_t cost;  // its cost
+  // Every candidate with its cost, in WeightLayoutCandidates' order; those
+  // no tree implements (or whose cost failed) are left out.
+  std::vector<std::pair<Spec, int64_t>> tried;
+};
+
+// `cost_of` returns the best cost of a candidate (a search, a database
+// lookup, a kernel's cost); NotFound means no tree implements it, any other
+// error stops the choice. Ties go to the earlier candidate.
+absl::StatusOr<WeightLayoutChoice> ChooseWeightLayout(
+    const Spec& spec, const Target& t,
+    absl::FunctionRef<absl::StatusOr<int64_t>(const Spec&)> cost_of);
+
+}  // namespace amarena
+
+#endif  // AMARENA_SEARCH_WEIGHT_LAYOUT_H_
