@@ -82,21 +82,15 @@ void PrefetchStreamedB(Emitter& e, const View& b, int64_t n, int vw) {
   if (b.panel_axis == Axis::kNone && b.row_stride >= kPrefetchMinPitch) {
     rows_ahead = kPrefetchRows;
   } else if (b.panel_run >= kPrefetchMinPanel) {
-    static const int64_t xpf = getenv("XPF") ? atoll(getenv("XPF")) : kPrefetchPanelBytes;
-    if (xpf == 0) return;
-    rows_ahead = (xpf + b.row_stride - 1) / b.row_stride;
+    rows_ahead = (kPrefetchPanelBytes + b.row_stride - 1) / b.row_stride;
     // Across panels each is its own run.
     if (b.panel_axis == Axis::kCols) step = std::min<int64_t>(64, 2 * b.panel);
   }
   if (rows_ahead == 0) return;
-  static const int xps = getenv("XPS") ? atoi(getenv("XPS")) : 64;
-  if (b.panel_axis != Axis::kCols || 2 * b.panel >= xps) step = std::max<int64_t>(step, xps);
   for (int64_t byte = 0; byte < 2 * n; byte += step) {
     const int64_t off = b.Offset(rows_ahead, byte / 2);
     if (off == static_cast<int32_t>(off))
-      { static const int xk = getenv("XPK") ? atoi(getenv("XPK")) : 0;
-        auto adr = e.ptr[b.base + static_cast<int32_t>(off)];
-        if (xk == 0) e.prefetcht0(adr); else if (xk == 1) e.prefetcht1(adr); else if (xk == 2) e.prefetcht2(adr); else e.prefetchnta(adr); }
+      e.prefetcht0(e.ptr[b.base + static_cast<int32_t>(off)]);
   }
 }
 
