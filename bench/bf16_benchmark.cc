@@ -149,6 +149,29 @@ void SetCounters(benchmark::State& state, int64_t m) {
   state.counters["dram_GBps"] = DramGBps();
 }
 
+// The copies of B start on a page, as oneDNN's own buffers (its
+// pre-packed weights) start on at least 64 bytes and an engine's mapped
+// weights on a page; a large std::vector's data sits 16 bytes past a page, so
+// that every 64-byte load would straddle two lines.
+template <typename T>
+struct PageAligned {
+  using value_type = T;
+  PageAligned() = default;
+  template <typename U>
+  PageAligned(const PageAligned<U>&) {}
+  T* allocate(size_t n) {
+    const size_t bytes = (n * sizeof(T) + 4095) / 4096 * 4096;
+    void* p = std::aligned_alloc(4096, bytes);
+    if (p == nullptr) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t) { std::free(p); }
+  friend bool operator==(const PageAligned&, const PageAligned&) {
+    return true;
+  }
+};
+using Bf16Buffer = std::vector<uint16_t, PageAligned<uint16_t>>;
+
 // --- The multiplies, prepared: each checked against the reference once,
 // then `run(copy)` multiplies A by the copy-th copy of B.
 struct Prepared {
@@ -177,7 +200,8 @@ Prepared PrepareAmarena(Isa isa, int64_t m, int threads, const char* b) {
   absl::StatusOr<KernelPtr> k = rt->Get(text);
   if (!k.ok()) return Failed(std::string(k.status().message()));
   auto p = std::make_shared<Problem>(MakeProblem(m));
-  auto bs = std::make_shared<std::vector<std::vector<uint16_t>>>(kCopies, p->b);
+  auto bs = std::make_shared<std::vector<Bf16Buffer>>(
+      kCopies, Bf16Buffer(p->b.begin(), p->b.end()));
   const Spec& s = (*k)->spec();
   if (*b) {
     TensorSpec plain = s.Operand(1);
@@ -221,7 +245,7 @@ Prepared PrepareOneDnn(int64_t m, int threads, Weights w) {
     dnnl::stream strm{eng};
     dnnl::matmul prim;
     Problem p;
-    std::vector<std::vector<uint16_t>> bs;
+    std::vector<Bf16Buffer> bs;
     std::vector<memory> b_mems;
     std::unordered_map<int, memory> args;
   };
@@ -240,7 +264,7 @@ Prepared PrepareOneDnn(int64_t m, int threads, Weights w) {
     return Failed(e.what());
   }
   st->prim = dnnl::matmul(pd);
-  st->bs.assign(kCopies, st->p.b);
+  st->bs.assign(kCopies, Bf16Buffer(st->p.b.begin(), st->p.b.end()));
   for (auto& b : st->bs) {
     memory b_user(b_plain, st->eng, b.data());
     if (pd.weights_desc() == b_plain) {
