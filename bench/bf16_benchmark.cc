@@ -48,15 +48,29 @@ constexpr int64_t kK = 2048, kN = 16384;
 constexpr int kCopies = 4;
 
 // --- DRAM read bandwidth: one core streams a 1 GiB buffer (32x the 32 MiB
-// L3) with 256-bit loads into four independent adds; the median of 5 passes.
-__attribute__((target("avx2"))) float ReadPass(const float* p, size_t n) {
+// L3) with 256-bit loads into four independent adds, as `streams` equal
+// parts read side by side, with or without prefetching 4 KiB ahead; the best
+// of those eight ways (each the median of 5 passes) is the rate the kernels
+// are held to. On this machine one stream alone reads 27-39 GB/s from one
+// run to the next and two to eight streams 33-37: no single way is the
+// fastest every time.
+__attribute__((target("avx2"))) float ReadPass(const float* p, size_t n,
+                                               size_t streams, bool prefetch) {
   __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-  for (size_t i = 0; i < n; i += 32) {
-    a0 = _mm256_add_ps(a0, _mm256_load_ps(p + i));
-    a1 = _mm256_add_ps(a1, _mm256_load_ps(p + i + 8));
-    a2 = _mm256_add_ps(a2, _mm256_load_ps(p + i + 16));
-    a3 = _mm256_add_ps(a3, _mm256_load_ps(p + i + 24));
-  }
+  const size_t part = n / streams;
+  for (size_t i = 0; i < part; i += 32)
+    for (size_t s = 0; s < streams; ++s) {
+      const float* q = p + s * part + i;
+      if (prefetch) {
+        _mm_prefetch(reinterpret_cast<const char*>(q) + 4096, _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(q) + 4096 + 64,
+                     _MM_HINT_T0);
+      }
+      a0 = _mm256_add_ps(a0, _mm256_load_ps(q));
+      a1 = _mm256_add_ps(a1, _mm256_load_ps(q + 8));
+      a2 = _mm256_add_ps(a2, _mm256_load_ps(q + 16));
+      a3 = _mm256_add_ps(a3, _mm256_load_ps(q + 24));
+    }
   __m256 s = _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3));
   float out[8];
   _mm256_storeu_ps(out, s);
@@ -67,19 +81,24 @@ double MeasureDramGBps() {
   const size_t bytes = size_t{1} << 30;
   float* p = static_cast<float*>(std::aligned_alloc(4096, bytes));
   std::memset(p, 0, bytes);
-  std::vector<double> r;
   volatile float sink = 0;
-  for (int rep = 0; rep < 6; ++rep) {
-    auto t0 = std::chrono::steady_clock::now();
-    sink = sink + ReadPass(p, bytes / 4);
-    auto t1 = std::chrono::steady_clock::now();
-    if (rep > 0)  // the first pass warms the TLB and the page tables
-      r.push_back(static_cast<double>(bytes) /
-                  std::chrono::duration<double>(t1 - t0).count() * 1e-9);
-  }
+  double best = 0;
+  for (size_t streams : {1, 2, 4, 8})
+    for (bool prefetch : {false, true}) {
+      std::vector<double> r;
+      for (int rep = 0; rep < 6; ++rep) {
+        auto t0 = std::chrono::steady_clock::now();
+        sink = sink + ReadPass(p, bytes / 4, streams, prefetch);
+        auto t1 = std::chrono::steady_clock::now();
+        if (rep > 0)  // the first pass warms the TLB and the page tables
+          r.push_back(static_cast<double>(bytes) /
+                      std::chrono::duration<double>(t1 - t0).count() * 1e-9);
+      }
+      std::sort(r.begin(), r.end());
+      best = std::max(best, r[r.size() / 2]);
+    }
   std::free(p);
-  std::sort(r.begin(), r.end());
-  return r[r.size() / 2];
+  return best;
 }
 
 double DramGBps() {
@@ -89,7 +108,9 @@ double DramGBps() {
 
 void BM_DramRead(benchmark::State& state) {
   for (auto _ : state) state.counters["dram_GBps"] = DramGBps();
-  state.SetLabel("single-core read of a 1 GiB buffer, median of 5 passes");
+  state.SetLabel(
+      "single-core read of a 1 GiB buffer, best of 8 ways, median of 5 "
+      "passes each");
 }
 
 // --- Checking: 2048 output elements sampled at random, exact in double.
@@ -409,13 +430,15 @@ AMARENA_BF16_M(4);
 AMARENA_BF16_M(16);
 AMARENA_BF16_M(64);
 // Call by call against oneDNN pre-packed (one iteration: `rounds` pairs).
+// One thread only: with two, the thread pool that just ran spins on the
+// cores the other library's threads need (oneDNN's OpenMP and amarena's
+// pthreadpool), and the pairing measures that.
 #define PAIRED(name, isa, m, threads, rounds)                        \
   BENCHMARK_CAPTURE(BM_Paired, name, isa, m, threads, rounds)        \
       ->Iterations(1)                                                \
       ->Unit(benchmark::kMillisecond)                                \
       ->UseRealTime()
 PAIRED(avx512_m1, Isa::kAvx512, 1, 1, 400);
-PAIRED(avx512_m1_2threads, Isa::kAvx512, 1, 2, 400);
 PAIRED(avx512_m4, Isa::kAvx512, 4, 1, 200);
 PAIRED(avx512_m16, Isa::kAvx512, 16, 1, 100);
 PAIRED(avx512_m64, Isa::kAvx512, 64, 1, 50);
