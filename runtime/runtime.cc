@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/kernels.h"
 #include "core/spec_text.h"
 #include "core/status_macros.h"
 #include "jit/compile.h"
@@ -189,6 +190,33 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
           "cannot create kernel for ", PrintSpec(s), ": operand ", names[i],
           " is packed, must be plain row- or column-major (only a matmul's b "
           "may be pre-packed, in row panels)"));
+  }
+  // A pre-packed B's panels must be a power of two wide: loops along n take
+  // tiles of powers of two (and a tile never cuts a panel). Only vdpbf16ps
+  // reads k-pair panels in place, beside a plain row-major A and in whole
+  // vectors; elsewhere the search unpacks them two rows at a time, one
+  // element at a time, within the copy kernel's unrolling limit: panels up to
+  // kMaxUnrolledStores / 2 wide.
+  if (const TensorAux &a = s.aux[0], &b = s.aux[1];
+      s.IsMatmul() && b.pack != 0) {
+    if ((b.pack & (b.pack - 1)) != 0)
+      return absl::UnimplementedError(absl::StrCat(
+          "cannot create kernel for ", PrintSpec(s), ": b is in panels of ",
+          b.pack, ", must be in panels of a power of two (loops along n take "
+          "tiles of powers of two; other widths are not implemented)"));
+    const bool vdp_reads_b = t.bf16_dot && a.layout == Layout::kRowMajor &&
+                             a.pack == 0 && b.pack % t.f32_lanes == 0;
+    if (b.interleave != 0 && !vdp_reads_b &&
+        b.pack > kMaxUnrolledStores / 2)
+      return absl::UnimplementedError(absl::StrCat(
+          "cannot create kernel for ", PrintSpec(s),
+          ": b is in k-pair panels of ", b.pack, ", must be at most ",
+          kMaxUnrolledStores / 2, " wide where vdpbf16ps cannot read them (",
+          !t.bf16_dot ? "this target has no AVX-512 BF16"
+          : b.pack % t.f32_lanes != 0
+              ? absl::StrCat("the panel is not a multiple of ", t.f32_lanes)
+              : "A is not plain row-major",
+          "; unpacking wider panels is not implemented: use b=any)"));
   }
   // f32 throughout, or bf16 inputs accumulated into an f32 output.
   const DType in = s.aux[0].dtype;

@@ -149,6 +149,35 @@ TEST(RuntimeTest, AnyBGetsTheCheapestLayout) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// Every pre-packed B a user may name either makes a kernel that matches the
+// reference or is refused up front as not implemented, naming the panels:
+// never a search that finds no tree.
+TEST(RuntimeTest, PrePackedPanelsWorkOrAreRefusedClearly) {
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    if (!testing::HasIsa(isa)) continue;
+    Runtime& rt = testing::Rt(isa, 1);
+    for (int64_t p : {1, 8, 12, 16, 24, 32, 48, 64, 128})
+      for (const char* pairs : {"", "x2"})
+        for (const char* a : {"", " a=col"})
+          for (const char* dims : {"1x7x100", "3x64x64", "2x1x130"}) {
+            const std::string text =
+                absl::StrCat("matmul ", dims, " bf16*bf16->f32", a, " b=p", p,
+                             pairs);
+            absl::StatusOr<KernelPtr> k = rt.Get(text);
+            if (k.ok()) {
+              EXPECT_TRUE(testing::KernelMatchesReference(*k, (*k)->spec()))
+                  << text;
+            } else {
+              EXPECT_EQ(k.status().code(), absl::StatusCode::kUnimplemented)
+                  << text << ": " << k.status();
+              EXPECT_NE(k.status().message().find("panels of"),
+                        absl::string_view::npos)
+                  << k.status();
+            }
+          }
+  }
+}
+
 TEST(RuntimeTest, InternalLevelsAreRejected) {
   Runtime rt(HostTarget());
   EXPECT_EQ(rt.Get("matmul 4x4x4 f32 c=l1").status().code(),
