@@ -253,10 +253,13 @@ absl::StatusOr<KernelPtr> Runtime::GetWithWeightLayout(
       WeightLayoutChoice choice,
       ChooseWeightLayout(spec, *target_,
                          [&](const Spec& s) -> absl::StatusOr<int64_t> {
-                           AMARENA_ASSIGN_OR_RETURN(KernelPtr k,
-                                                    Get(s, options));
-                           made.emplace_back(s, k);
-                           return k->impl().cost.main;
+                           absl::StatusOr<KernelPtr> k = Get(s, options);
+                           // A layout this target cannot read is no choice.
+                           if (absl::IsUnimplemented(k.status()))
+                             return absl::NotFoundError(k.status().message());
+                           AMARENA_RETURN_IF_ERROR(k.status());
+                           made.emplace_back(s, *k);
+                           return (*k)->impl().cost.main;
                          }));
   for (auto& [s, k] : made)
     if (s == choice.spec) return k;

@@ -9,7 +9,7 @@ namespace amarena {
 
 std::vector<Spec> WeightLayoutCandidates(const Spec& spec, const Target& t) {
   std::vector<Spec> out;
-  // In canonical form, each once: B of one row or one panel is plain.
+  // In canonical form, each once (a layout may fold into an earlier one).
   auto add = [&](Spec s) {
     s = Canonical(s);
     if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
