@@ -1,5 +1,6 @@
 /* Uses only runtime/amarena.h: creates and runs a kernel, checks it against a
- * naive loop, and shows that a malformed Spec and a null operand come back as
+ * naive loop, does the same with B laid out once as amarena chooses (b=any),
+ * and shows that a malformed Spec and a null operand come back as
  * status codes with messages. Exit status 0 when all of that holds. */
 #include <math.h>
 #include <stdio.h>
@@ -35,6 +36,41 @@ int main(void) {
     }
   printf("ran %s (%s): %s\n", amarena_kernel_name(k), amarena_kernel_isa(k),
          amarena_kernel_spec(k));
+
+  /* Weights laid out once in the layout amarena chooses for them (b=any),
+   * then used by every call. */
+  amarena_kernel* w = NULL;
+  if (amarena_kernel_get(NULL, "matmul 7x13x20 f32 b=any", &w) != AMARENA_OK) {
+    fprintf(stderr, "amarena_kernel_get b=any: %s\n", amarena_last_error());
+    return 1;
+  }
+  void* packed = malloc(amarena_kernel_b_bytes(w));
+  if (packed == NULL ||
+      amarena_kernel_pack_b(w, b, packed, amarena_kernel_b_bytes(w)) !=
+          AMARENA_OK) {
+    fprintf(stderr, "amarena_kernel_pack_b: %s\n", amarena_last_error());
+    return 1;
+  }
+  static float c2[M * N];
+  void* ops2[3] = {a, packed, c2};
+  if (amarena_kernel_run(w, ops2) != AMARENA_OK) {
+    fprintf(stderr, "amarena_kernel_run b=any: %s\n", amarena_last_error());
+    return 1;
+  }
+  for (int i = 0; i < M * N; ++i)
+    if (fabsf(c2[i] - c[i]) > 1e-4f * (1.0f + fabsf(c[i]))) {
+      fprintf(stderr, "b=any: c[%d] = %g, want %g\n", i, c2[i], c[i]);
+      return 1;
+    }
+  printf("ran %s with B packed once (%zu bytes)\n", amarena_kernel_spec(w),
+         amarena_kernel_b_bytes(w));
+  /* Too little room is an error, not an overrun. */
+  if (amarena_kernel_pack_b(w, b, packed, 4) != AMARENA_INVALID_ARGUMENT) {
+    fprintf(stderr, "pack_b into 4 bytes did not fail\n");
+    return 1;
+  }
+  free(packed);
+  amarena_kernel_release(w);
 
   /* A malformed Spec: a status code and a message, no crash. */
   amarena_kernel* bad = NULL;

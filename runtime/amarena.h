@@ -18,6 +18,7 @@
 #ifndef AMARENA_RUNTIME_AMARENA_H_
 #define AMARENA_RUNTIME_AMARENA_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -73,6 +74,16 @@ amarena_status amarena_kernel_run(const amarena_kernel* k,
 const char* amarena_kernel_name(const amarena_kernel* k);
 const char* amarena_kernel_isa(const amarena_kernel* k);
 const char* amarena_kernel_spec(const amarena_kernel* k);
+
+/* A matmul's B as `k` reads it: amarena_kernel_b_bytes is its size in bytes
+ * (a pre-packed B's panels and padding included; 0 for a NULL kernel or one
+ * that is not a matmul), and amarena_kernel_pack_b lays out `b`, the plain
+ * row-major K x N matrix of the Spec's dtype, into `out` (`out_bytes` of
+ * room) in the kernel's layout of B: once, for weights requested with
+ * "b=any" or "b=pP". With a plain row-major B it is a copy. */
+size_t amarena_kernel_b_bytes(const amarena_kernel* k);
+amarena_status amarena_kernel_pack_b(const amarena_kernel* k, const void* b,
+                                     void* out, size_t out_bytes);
 
 /* Where the kernel's program came from: "search", "database" (searched
  * earlier, by any process) or "provisional" (a missed deadline). NULL for a

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "core/reference.h"
 #include "core/spec_text.h"
 #include "runtime/amarena.h"
 #include "runtime/host.h"
@@ -192,6 +193,42 @@ amarena_status amarena_kernel_run(const amarena_kernel* k,
                          amarena::SizeOf(s.aux[i].dtype), "-byte aligned"));
     }
     k->kernel->Run(operands);
+    return AMARENA_OK;
+  });
+}
+
+size_t amarena_kernel_b_bytes(const amarena_kernel* k) {
+  if (k == nullptr || !k->kernel->spec().IsMatmul()) return 0;
+  const amarena::TensorSpec b = k->kernel->spec().Operand(1);
+  return static_cast<size_t>(amarena::StoredElements(b) *
+                             amarena::SizeOf(b.aux.dtype));
+}
+
+amarena_status amarena_kernel_pack_b(const amarena_kernel* k, const void* b,
+                                     void* out, size_t out_bytes) {
+  return Guard("amarena_kernel_pack_b", [&]() -> amarena_status {
+    if (k == nullptr)
+      return Fail(AMARENA_INVALID_ARGUMENT,
+                  "amarena_kernel_pack_b: kernel is null");
+    if (!k->kernel->spec().IsMatmul())
+      return Fail(AMARENA_INVALID_ARGUMENT,
+                  absl::StrCat("amarena_kernel_pack_b: kernel for ",
+                               k->spec_text, " has no B, must be a matmul"));
+    if (b == nullptr || out == nullptr)
+      return Fail(AMARENA_INVALID_ARGUMENT,
+                  absl::StrCat("amarena_kernel_pack_b: ",
+                               b == nullptr ? "b" : "out", " is null"));
+    const size_t need = amarena_kernel_b_bytes(k);
+    if (out_bytes < need)
+      return Fail(AMARENA_INVALID_ARGUMENT,
+                  absl::StrCat("amarena_kernel_pack_b: out has ", out_bytes,
+                               " bytes, must have at least ", need));
+    const amarena::TensorSpec to = k->kernel->spec().Operand(1);
+    amarena::TensorSpec from = to;
+    from.aux.layout = amarena::Layout::kRowMajor;
+    from.aux.pack = 0;
+    from.aux.interleave = 0;
+    amarena::Relayout(from, b, to, out);
     return AMARENA_OK;
   });
 }
