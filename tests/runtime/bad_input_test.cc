@@ -196,5 +196,35 @@ TEST(BadInputTest, NullAndMisalignedPointersAreRefused) {
   amarena_kernel_release(k);
 }
 
+// Packing weights: a null kernel, null buffers, too little room and a kernel
+// with no B are refused with a message; enough room packs.
+TEST(BadInputTest, PackingWeightsRefusesBadArguments) {
+  float b[4 * 40] = {};
+  EXPECT_EQ(amarena_kernel_b_bytes(nullptr), 0u);
+  EXPECT_EQ(amarena_kernel_pack_b(nullptr, b, b, sizeof b),
+            AMARENA_INVALID_ARGUMENT);
+  amarena_kernel* k = nullptr;
+  ASSERT_EQ(amarena_kernel_get(nullptr, "matmul 3x4x40 f32 b=p32", &k),
+            AMARENA_OK);
+  const size_t need = amarena_kernel_b_bytes(k);
+  EXPECT_EQ(need, 4u * 64 * sizeof(float));  // two panels of 32, padded
+  std::vector<float> out(need / sizeof(float));
+  EXPECT_EQ(amarena_kernel_pack_b(k, nullptr, out.data(), need),
+            AMARENA_INVALID_ARGUMENT);
+  EXPECT_EQ(amarena_kernel_pack_b(k, b, nullptr, need),
+            AMARENA_INVALID_ARGUMENT);
+  EXPECT_EQ(amarena_kernel_pack_b(k, b, out.data(), need - 4),
+            AMARENA_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(amarena_last_error()).find("must have at least"),
+            std::string::npos);
+  EXPECT_EQ(amarena_kernel_pack_b(k, b, out.data(), need), AMARENA_OK);
+  amarena_kernel_release(k);
+  ASSERT_EQ(amarena_kernel_get(nullptr, "zero 4x4 f32", &k), AMARENA_OK);
+  EXPECT_EQ(amarena_kernel_b_bytes(k), 0u);
+  EXPECT_EQ(amarena_kernel_pack_b(k, b, b, sizeof b),
+            AMARENA_INVALID_ARGUMENT);
+  amarena_kernel_release(k);
+}
+
 }  // namespace
 }  // namespace amarena
