@@ -1,0 +1,101 @@
+#include "runtime/supported.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "core/impl.h"
+#include "core/kernels.h"
+#include "core/spec_text.h"
+
+namespace amarena {
+
+namespace {
+
+std::string DTypesText(const Spec& s) {
+  std::string out;
+  for (int i = 0; i < s.NumOperands(); ++i)
+    absl::StrAppend(&out,
+                    i == 0                 ? ""
+                    : i == s.OutputIndex() ? "->"
+                                           : "*",
+                    Name(s.aux[i].dtype));
+  return out;
+}
+
+}  // namespace
+
+absl::Status CheckSupported(const Spec& s, const Target& t) {
+  if (s.kind == Kind::kMove)
+    return absl::UnimplementedError(
+        absl::StrCat("cannot create kernel for ", PrintSpec(s),
+                     ": operation is move, must be matmul or zero (moves only "
+                     "occur inside programs)"));
+  absl::string_view names[] = {"a", "b", "c"};
+  for (int i = 0; i < s.NumOperands(); ++i) {
+    if (s.aux[i].level != Level::kGL)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot create kernel for ", PrintSpec(s), ": operand ", names[i],
+          " is in ", Name(s.aux[i].level), ", must be in gl"));
+    // A matmul's B may come pre-packed in row-major panels (weights packed
+    // once, read by many calls); other packed operands occur only inside
+    // programs.
+    const bool prepacked_b =
+        s.IsMatmul() && i == 1 && s.aux[i].layout == Layout::kRowMajor;
+    if (s.aux[i].pack != 0 && !prepacked_b)
+      return absl::UnimplementedError(absl::StrCat(
+          "cannot create kernel for ", PrintSpec(s), ": operand ", names[i],
+          " is packed, must be plain row- or column-major (only a matmul's b "
+          "may be pre-packed, in row panels)"));
+  }
+  // A pre-packed B's panels must be a power of two wide: loops along n take
+  // tiles of powers of two (and a tile never cuts a panel). Only vdpbf16ps
+  // reads k-pair panels in place, beside a plain row-major A and in whole
+  // vectors; elsewhere the search unpacks them two rows at a time, one
+  // element at a time, within the copy kernel's unrolling limit: panels up to
+  // kMaxUnrolledStores / 2 wide.
+  if (const TensorAux &a = s.aux[0], &b = s.aux[1];
+      s.IsMatmul() && b.pack != 0) {
+    if ((b.pack & (b.pack - 1)) != 0)
+      return absl::UnimplementedError(absl::StrCat(
+          "cannot create kernel for ", PrintSpec(s), ": b is in panels of ",
+          b.pack, ", must be in panels of a power of two (loops along n take "
+          "tiles of powers of two; other widths are not implemented)"));
+    const bool vdp_reads_b = t.bf16_dot && a.layout == Layout::kRowMajor &&
+                             a.pack == 0 && b.pack % t.f32_lanes == 0;
+    if (b.interleave != 0 && !vdp_reads_b &&
+        b.pack > kMaxUnrolledStores / 2)
+      return absl::UnimplementedError(absl::StrCat(
+          "cannot create kernel for ", PrintSpec(s),
+          ": b is in k-pair panels of ", b.pack, ", must be at most ",
+          kMaxUnrolledStores / 2, " wide where vdpbf16ps cannot read them (",
+          !t.bf16_dot ? "this target has no AVX-512 BF16"
+          : b.pack % t.f32_lanes != 0
+              ? absl::StrCat("the panel is not a multiple of ", t.f32_lanes)
+              : "A is not plain row-major",
+          "; unpacking wider panels is not implemented: use b=any)"));
+  }
+  // f32 throughout, or bf16 inputs accumulated into an f32 output.
+  const DType in = s.aux[0].dtype;
+  bool dtypes_ok = s.aux[s.OutputIndex()].dtype == DType::kF32;
+  for (int i = 0; i < s.OutputIndex(); ++i) dtypes_ok &= s.aux[i].dtype == in;
+  if (!dtypes_ok)
+    return absl::UnimplementedError(absl::StrCat(
+        "cannot create kernel for ", PrintSpec(s), ": dtypes are ",
+        DTypesText(s),
+        ", must be f32 or bf16*bf16->f32 (other combinations are not "
+        "implemented)"));
+  if (s.b != 1)
+    return absl::UnimplementedError(
+        absl::StrCat("cannot create kernel for ", PrintSpec(s), ": batch is ",
+                     s.b, ", must be 1 (batch is not implemented yet)"));
+  if (s.budget) {
+    Budget max = t.MaxBudget();
+    if (!s.budget->FitsIn(max))
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot create kernel for ", PrintSpec(s),
+                       ": budget exceeds the target's ", PrintPeak(max)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace amarena
