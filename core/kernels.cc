@@ -295,8 +295,8 @@ bool OuterBf16Applies(const Spec& s, const Target& t) {
   if (!RegisterTileOk(c, t) || vw < 8) return false;
   const bool a_pairs =
       s.k == 1 || (a.aux.layout == Layout::kRowMajor && a.aux.pack == 0);
-  return Bf16(a.aux) && a.aux.level == Level::kL1 && a_pairs &&
-         Bf16(b.aux) && b.aux.level == Level::kL1 && b.aux.interleave == 2 &&
+  return Bf16(a.aux) && a.aux.level == Level::kL1 && a_pairs && Bf16(b.aux) &&
+         b.aux.level == Level::kL1 && b.aux.interleave == 2 &&
          b.aux.pack % vw == 0;
 }
 int OuterBf16Scratch(const Spec& s, const Target&) {

@@ -44,9 +44,8 @@ std::string PrintAux(const TensorAux& a) {
   if (a.level != Level::kGL) props.emplace_back(Name(a.level));
   if (a.layout != Layout::kRowMajor) props.emplace_back(Name(a.layout));
   if (a.pack != 0)
-    props.push_back(absl::StrCat("p", a.pack,
-                                 a.interleave ? absl::StrCat("x", a.interleave)
-                                              : ""));
+    props.push_back(absl::StrCat(
+        "p", a.pack, a.interleave ? absl::StrCat("x", a.interleave) : ""));
   if (a.vector_width != 0) props.push_back(absl::StrCat("v", a.vector_width));
   return absl::StrJoin(props, ",");
 }
@@ -209,10 +208,10 @@ absl::Status Parser::ParseOperand(absl::string_view name,
         a.interleave = static_cast<uint8_t>(g);
       }
     } else if (p == "any") {
-      return Error(absl::StrCat(
-          "property 'any' of operand ", name,
-          " is only for a request's b=any (amarena run/explain, "
-          "Runtime::Get), must be a concrete layout here"));
+      return Error(
+          absl::StrCat("property 'any' of operand ", name,
+                       " is only for a request's b=any (amarena run/explain, "
+                       "Runtime::Get), must be a concrete layout here"));
     } else {
       return Error(absl::StrCat("property '", p, "' of operand ", name,
                                 " is unknown, must be gl, l3, l2, l1, vrf, "
@@ -407,8 +406,9 @@ absl::StatusOr<SpecRequest> ParseRequest(absl::string_view text) {
   if (std::any_of(toks.begin(), toks.end(), [](absl::string_view t) {
         return absl::StartsWith(t, "b=");
       }))
-    return error("operand b has b=any and other properties, must be b=any "
-                 "alone (B in gl, its layout chosen)");
+    return error(
+        "operand b has b=any and other properties, must be b=any "
+        "alone (B in gl, its layout chosen)");
   return SpecRequest{s, true};
 }
 

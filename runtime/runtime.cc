@@ -227,8 +227,8 @@ absl::StatusOr<KernelPtr> Runtime::Get(const Spec& spec,
   if (!creator) {
     // Another thread is creating it. With a deadline that passes first, this
     // request gets a quick kernel of its own (not cached).
-    if (options.deadline && future.wait_until(*options.deadline) !=
-                                std::future_status::ready) {
+    if (options.deadline &&
+        future.wait_until(*options.deadline) != std::future_status::ready) {
       auto t0 = Clock::now();
       AMARENA_ASSIGN_OR_RETURN(ImplPtr quick, SolveGreedy(bound, *target_));
       return Finish(bound, std::move(quick), Ms(Clock::now() - t0), 0,

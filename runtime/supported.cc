@@ -53,17 +53,17 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
   // vectors; elsewhere the search unpacks them two rows at a time, one
   // element at a time, within the copy kernel's unrolling limit: panels up to
   // kMaxUnrolledStores / 2 wide.
-  if (const TensorAux &a = s.aux[0], &b = s.aux[1];
+  if (const TensorAux& a = s.aux[0], &b = s.aux[1];
       s.IsMatmul() && b.pack != 0) {
     if ((b.pack & (b.pack - 1)) != 0)
       return absl::UnimplementedError(absl::StrCat(
           "cannot create kernel for ", PrintSpec(s), ": b is in panels of ",
-          b.pack, ", must be in panels of a power of two (loops along n take "
+          b.pack,
+          ", must be in panels of a power of two (loops along n take "
           "tiles of powers of two; other widths are not implemented)"));
     const bool vdp_reads_b = t.bf16_dot && a.layout == Layout::kRowMajor &&
                              a.pack == 0 && b.pack % t.f32_lanes == 0;
-    if (b.interleave != 0 && !vdp_reads_b &&
-        b.pack > kMaxUnrolledStores / 2)
+    if (b.interleave != 0 && !vdp_reads_b && b.pack > kMaxUnrolledStores / 2)
       return absl::UnimplementedError(absl::StrCat(
           "cannot create kernel for ", PrintSpec(s),
           ": b is in k-pair panels of ", b.pack, ", must be at most ",

@@ -45,9 +45,9 @@ absl::StatusOr<WeightLayoutChoice> ChooseWeightLayout(
   const TensorAux& b = spec.aux[1];
   if (!spec.IsMatmul() || b.level != Level::kGL ||
       b.layout != Layout::kRowMajor || b.pack != 0)
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot choose B's layout for ", PrintSpec(spec),
-        ": must be a matmul with B plain row-major in gl"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot choose B's layout for ", PrintSpec(spec),
+                     ": must be a matmul with B plain row-major in gl"));
   WeightLayoutChoice choice{spec, -1, {}};
   for (const Spec& c : WeightLayoutCandidates(spec, t)) {
     absl::StatusOr<int64_t> cost = cost_of(c);

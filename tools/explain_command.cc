@@ -41,15 +41,14 @@ int ExplainCommand(const std::string& text, const std::string& schedule,
       return 2;
     }
     for (const auto& [s, cost] : choice->tried)
-      std::printf("b layout: %-6s cost=%lld%s\n", WeightLayoutName(s.aux[1]).c_str(),
-                  static_cast<long long>(cost),
-                  s == choice->spec ? "  (chosen)" : "");
+      std::printf(
+          "b layout: %-6s cost=%lld%s\n", WeightLayoutName(s.aux[1]).c_str(),
+          static_cast<long long>(cost), s == choice->spec ? "  (chosen)" : "");
     spec = choice->spec;
   }
   Spec root = target->Bind(spec);
-  absl::StatusOr<ImplPtr> impl = schedule.empty()
-                                     ? searcher.Solve(root)
-                                     : Replay(root, schedule, *target);
+  absl::StatusOr<ImplPtr> impl =
+      schedule.empty() ? searcher.Solve(root) : Replay(root, schedule, *target);
   if (!impl.ok()) {
     std::fprintf(stderr, "amarena: %s\n",
                  std::string(impl.status().message()).c_str());

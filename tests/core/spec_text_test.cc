@@ -329,8 +329,7 @@ TEST(SpecTextTest, RejectsBadInterleave) {
 // The pair layout survives where a plain panel would be simplified: one row
 // of pairs is not a plain row.
 TEST(SpecTextTest, InterleavedPanelsParse) {
-  absl::StatusOr<Spec> s =
-      ParseSpec("matmul 3x1x20 bf16*bf16->f32 b=p32x2");
+  absl::StatusOr<Spec> s = ParseSpec("matmul 3x1x20 bf16*bf16->f32 b=p32x2");
   ASSERT_THAT(s, IsOk());
   EXPECT_EQ(s->aux[1].pack, 32);
   EXPECT_EQ(s->aux[1].interleave, 2);
@@ -354,9 +353,9 @@ TEST(SpecTextTest, RequestWithAnyB) {
   ASSERT_THAT(r, IsOk());
   EXPECT_FALSE(r->b_any);
   EXPECT_EQ(r->spec, *ParseSpec("matmul 4x4x4 f32 b=col"));
-  EXPECT_THAT(ParseRequest("matmul 4x4x4 f32 b=any b=col"),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("b=any alone")));
+  EXPECT_THAT(
+      ParseRequest("matmul 4x4x4 f32 b=any b=col"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("b=any alone")));
   EXPECT_THAT(ParseRequest("zero 4x4 f32 b=any"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("b=any is for a matmul's B")));

@@ -18,7 +18,6 @@ using testing::HasIsa;
 using testing::KernelMatchesReference;
 using testing::Rt;
 
-
 Spec Bf16Matmul(int64_t m, int64_t k, int64_t n, Layout b_layout,
                 bool accum = false) {
   return Spec::Matmul(m, k, n, {.dtype = DType::kBF16},
@@ -122,15 +121,16 @@ TEST_P(Bf16Test, PrefetchesOnlyLongStreams) {
     return jit::Disassemble((*code)->code(), (*code)->code_size());
   };
   // 2048 rows x 32 bf16: 128 KiB panels.
-  EXPECT_NE(listing("matmul 1x2048x16384 bf16*bf16->f32 b=p32")
-                .find("prefetcht0"),
-            std::string::npos);
+  EXPECT_NE(
+      listing("matmul 1x2048x16384 bf16*bf16->f32 b=p32").find("prefetcht0"),
+      std::string::npos);
   // 100 rows x 32 bf16: 6.4 KiB panels.
   EXPECT_EQ(listing("matmul 3x100x2053 bf16*bf16->f32 b=p32").find("prefetch"),
             std::string::npos);
   // Column-major: 4 KiB columns are one stream, 200-byte ones are not.
-  EXPECT_NE(listing("matmul 1x2048x512 bf16*bf16->f32 b=col").find("prefetcht0"),
-            std::string::npos);
+  EXPECT_NE(
+      listing("matmul 1x2048x512 bf16*bf16->f32 b=col").find("prefetcht0"),
+      std::string::npos);
   EXPECT_EQ(listing("matmul 1x100x512 bf16*bf16->f32 b=col").find("prefetch"),
             std::string::npos);
   // The vdpbf16ps outer product prefetches pair panels only from

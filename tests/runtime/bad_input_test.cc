@@ -221,8 +221,7 @@ TEST(BadInputTest, PackingWeightsRefusesBadArguments) {
   amarena_kernel_release(k);
   ASSERT_EQ(amarena_kernel_get(nullptr, "zero 4x4 f32", &k), AMARENA_OK);
   EXPECT_EQ(amarena_kernel_b_bytes(k), 0u);
-  EXPECT_EQ(amarena_kernel_pack_b(k, b, b, sizeof b),
-            AMARENA_INVALID_ARGUMENT);
+  EXPECT_EQ(amarena_kernel_pack_b(k, b, b, sizeof b), AMARENA_INVALID_ARGUMENT);
   amarena_kernel_release(k);
 }
 

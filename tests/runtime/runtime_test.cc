@@ -90,8 +90,9 @@ TEST(RuntimeTest, GetScheduledReplaysTheSearchsDecisionsOrRejectsThem) {
   RuntimeOptions options;
   options.db = "off";
   Runtime rt(HostTarget(), options);
-  for (const char* text : {"matmul 13x7x100 f32", "matmul 3x100x70 bf16*bf16->f32",
-                           "matmul 1x256x96 bf16*bf16->f32 b=p32"}) {
+  for (const char* text :
+       {"matmul 13x7x100 f32", "matmul 3x100x70 bf16*bf16->f32",
+        "matmul 1x256x96 bf16*bf16->f32 b=p32"}) {
     absl::StatusOr<KernelPtr> searched = rt.Get(text);
     ASSERT_TRUE(searched.ok()) << searched.status();
     const std::string decisions = EncodeDecisions((*searched)->impl());
@@ -128,8 +129,8 @@ TEST(RuntimeTest, AnyBGetsTheCheapestLayout) {
           const Spec& chosen = (*got)->spec();
           EXPECT_TRUE(testing::KernelMatchesReference(*got, chosen));
           // No candidate is cheaper.
-          for (const Spec& c : WeightLayoutCandidates(*ParseSpec(text),
-                                                      *rt.target())) {
+          for (const Spec& c :
+               WeightLayoutCandidates(*ParseSpec(text), *rt.target())) {
             absl::StatusOr<KernelPtr> other = rt.Get(c);
             ASSERT_TRUE(other.ok()) << other.status();
             EXPECT_LE((*got)->impl().cost.main, (*other)->impl().cost.main)
@@ -144,8 +145,9 @@ TEST(RuntimeTest, AnyBGetsTheCheapestLayout) {
   // column-major A) are passed over, not an error.
   if (testing::HasIsa(Isa::kAvx512)) {
     absl::StatusOr<KernelPtr> k = testing::Rt(Isa::kAvx512, 1)
-                                      .Get("matmul 3x64x300 bf16*bf16->f32 "
-                                           "a=col b=any");
+                                      .Get(
+                                          "matmul 3x64x300 bf16*bf16->f32 "
+                                          "a=col b=any");
     ASSERT_TRUE(k.ok()) << k.status();
     EXPECT_TRUE(testing::KernelMatchesReference(*k, (*k)->spec()));
   }
@@ -169,9 +171,8 @@ TEST(RuntimeTest, PrePackedPanelsWorkOrAreRefusedClearly) {
       for (const char* pairs : {"", "x2"})
         for (const char* a : {"", " a=col"})
           for (const char* dims : {"1x7x100", "3x64x64", "2x1x130"}) {
-            const std::string text =
-                absl::StrCat("matmul ", dims, " bf16*bf16->f32", a, " b=p", p,
-                             pairs);
+            const std::string text = absl::StrCat(
+                "matmul ", dims, " bf16*bf16->f32", a, " b=p", p, pairs);
             absl::StatusOr<KernelPtr> k = rt.Get(text);
             if (k.ok()) {
               EXPECT_TRUE(testing::KernelMatchesReference(*k, (*k)->spec()))

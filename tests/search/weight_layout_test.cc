@@ -41,8 +41,8 @@ TEST(WeightLayoutTest, CandidatesFollowTheTarget) {
   // No vdpbf16ps: no k-pairs; f32 never.
   EXPECT_THAT(Names(WeightLayoutCandidates(bf16, Target::Avx2(kCaches))),
               ElementsAre("row", "col", "p16", "p32", "p64", "p128"));
-  EXPECT_THAT(Names(WeightLayoutCandidates(
-                  *ParseSpec("matmul 8x64x100 f32"), Avx512Bf16())),
+  EXPECT_THAT(Names(WeightLayoutCandidates(*ParseSpec("matmul 8x64x100 f32"),
+                                           Avx512Bf16())),
               ElementsAre("row", "col", "p16", "p32", "p64"));
 }
 
@@ -84,21 +84,21 @@ TEST(WeightLayoutTest, ErrorsNameTheProblem) {
   auto none = [](const Spec&) -> absl::StatusOr<int64_t> {
     return absl::NotFoundError("no tree");
   };
-  EXPECT_THAT(ChooseWeightLayout(*ParseSpec("matmul 4x4x4 f32"), t, none),
-              StatusIs(absl::StatusCode::kNotFound,
-                       HasSubstr("in any layout of B")));
+  EXPECT_THAT(
+      ChooseWeightLayout(*ParseSpec("matmul 4x4x4 f32"), t, none),
+      StatusIs(absl::StatusCode::kNotFound, HasSubstr("in any layout of B")));
   auto broken = [](const Spec&) -> absl::StatusOr<int64_t> {
     return absl::CancelledError("stopped");
   };
   EXPECT_THAT(ChooseWeightLayout(*ParseSpec("matmul 4x4x4 f32"), t, broken),
               StatusIs(absl::StatusCode::kCancelled, HasSubstr("stopped")));
   auto one = [](const Spec&) -> absl::StatusOr<int64_t> { return 1; };
-  EXPECT_THAT(
-      ChooseWeightLayout(*ParseSpec("matmul 4x4x4 f32 b=col"), t, one),
-      StatusIs(absl::StatusCode::kInvalidArgument,
-               HasSubstr("B plain row-major in gl")));
+  EXPECT_THAT(ChooseWeightLayout(*ParseSpec("matmul 4x4x4 f32 b=col"), t, one),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("B plain row-major in gl")));
   EXPECT_THAT(ChooseWeightLayout(*ParseSpec("zero 4x4 f32"), t, one),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("must be a matmul")));
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("must be a matmul")));
 }
 
 // With the search as the cost: the chosen layout's tree is no dearer than
