@@ -261,6 +261,8 @@ Prepared PrepareOneDnn(int64_t m, int threads, Weights w) {
   using tag = memory::format_tag;
   using dt = memory::data_type;
   const bool prepacked = w == Weights::kPrePacked;
+  // Read at each execute; each row prepares just before it is timed.
+  omp_set_num_threads(threads);
   struct State {
     dnnl::engine eng{dnnl::engine::kind::cpu, 0};
     dnnl::stream strm{eng};
@@ -301,8 +303,7 @@ Prepared PrepareOneDnn(int64_t m, int threads, Weights w) {
   st->args = {{DNNL_ARG_SRC, memory(a_md, st->eng, st->p.a.data())},
               {DNNL_ARG_WEIGHTS, st->b_mems[0]},
               {DNNL_ARG_DST, memory(c_md, st->eng, st->p.c.data())}};
-  auto run = [st, threads](int copy) {
-    omp_set_num_threads(threads);
+  auto run = [st](int copy) {
     st->args[DNNL_ARG_WEIGHTS] = st->b_mems[copy];
     st->prim.execute(st->strm, st->args);
     st->strm.wait();
