@@ -14,7 +14,8 @@
 // comes from DRAM every time rather than partly from the 32 MiB L3.
 // BM_Paired rows alternate amarena (b=any) and oneDNN pre-packed call by call
 // and report the median of the per-round ratio (x_onednn), the steadier
-// comparison on a shared machine:
+// comparison on a shared machine; BM_PairedDram rows likewise alternate an
+// amarena M=1 kernel with reads of as many bytes from DRAM (pct_dram_paired):
 //   ./build/bench/bf16_benchmark --benchmark_filter=Paired
 #include <immintrin.h>
 #include <omp.h>
@@ -63,8 +64,7 @@ __attribute__((target("avx2"))) float ReadPass(const float* p, size_t n,
       const float* q = p + s * part + i;
       if (prefetch) {
         _mm_prefetch(reinterpret_cast<const char*>(q) + 4096, _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(q) + 4096 + 64,
-                     _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(q) + 4096 + 64, _MM_HINT_T0);
       }
       a0 = _mm256_add_ps(a0, _mm256_load_ps(q));
       a1 = _mm256_add_ps(a1, _mm256_load_ps(q + 8));
@@ -242,14 +242,14 @@ Prepared PrepareAmarena(Isa isa, int64_t m, int threads, const char* b) {
   run(0);
   if (!SampleMatches(*p, p->c.data()))
     return Failed("kernel does not match the reference");
-  return {run,
-          absl::StrCat("amarena ", Name(isa), " ", text,
-                       std::string_view(b) == "any"
-                           ? absl::StrCat(" (b=", WeightLayoutName(s.aux[1]),
-                                          ")")
-                           : "",
-                       " ", threads, " thread", threads > 1 ? "s" : ""),
-          ""};
+  return {
+      run,
+      absl::StrCat("amarena ", Name(isa), " ", text,
+                   std::string_view(b) == "any"
+                       ? absl::StrCat(" (b=", WeightLayoutName(s.aux[1]), ")")
+                       : "",
+                   " ", threads, " thread", threads > 1 ? "s" : ""),
+      ""};
 }
 
 // oneDNN: the matmul primitive, bf16 x bf16 -> f32, row-major A and C;
@@ -313,9 +313,9 @@ Prepared PrepareOneDnn(int64_t m, int threads, Weights w) {
     return Failed("oneDNN does not match the reference");
   return {run,
           absl::StrCat("oneDNN ",
-                       prepacked                  ? "pre-packed"
+                       prepacked                 ? "pre-packed"
                        : w == Weights::kColMajor ? "plain column-major"
-                                                  : "plain",
+                                                 : "plain",
                        " matmul ", m, "x", kK, "x", kN, " bf16*bf16->f32 ",
                        threads, " thread", threads > 1 ? "s" : ""),
           ""};
@@ -340,14 +340,84 @@ void BM_OneDnn(benchmark::State& state, int64_t m, int threads, Weights w) {
   TimeRows(state, PrepareOneDnn(m, threads, w), m);
 }
 
+// Runs each of `runs` once per round, in random order, each call on the next
+// copy of its B, for `rounds` rounds: us[i][r] is run i's time in round r.
+// On a shared machine whose DRAM rate drifts by 10 % from one second to the
+// next, ratios of calls of one round are steadier than ratios of rows timed
+// seconds apart.
+std::vector<std::vector<double>> Alternate(
+    const std::vector<std::function<void(int copy)>>& runs, int rounds) {
+  std::vector<std::vector<double>> us(runs.size());
+  std::vector<size_t> order(runs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::mt19937 rng(5);
+  int copy = 0;
+  for (int r = 0; r < rounds; ++r) {
+    std::shuffle(order.begin(), order.end(), rng);
+    for (size_t i : order) {
+      copy = (copy + 1) % kCopies;
+      const auto t0 = std::chrono::steady_clock::now();
+      runs[i](copy);
+      us[i].push_back(std::chrono::duration<double, std::micro>(
+                          std::chrono::steady_clock::now() - t0)
+                          .count());
+    }
+  }
+  return us;
+}
+
+double Quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))];
+}
+
+// Sets x_<name> (the median over rounds of ratio[r]) and its quartiles q1
+// and q3.
+void SetRatioCounters(benchmark::State& state, const std::string& name,
+                      const std::vector<double>& ratio) {
+  state.counters[name] = Quantile(ratio, 0.5);
+  state.counters["q1"] = Quantile(ratio, 0.25);
+  state.counters["q3"] = Quantile(ratio, 0.75);
+}
+
+// Appends to `runs` reads of a 64 MiB buffer (kCopies of them, as there are
+// copies of B) in the three ways that were fastest in BM_DramRead on this
+// machine: two and four parts side by side without prefetching, one with.
+void AppendDramReads(std::vector<std::function<void(int copy)>>& runs) {
+  auto bufs = std::make_shared<std::vector<Bf16Buffer>>(
+      kCopies, Bf16Buffer(static_cast<size_t>(kK * kN), 0x3f80));
+  static volatile float sink = 0;
+  for (auto [streams, prefetch] :
+       {std::pair<size_t, bool>{2, false}, {4, false}, {1, true}})
+    runs.push_back([bufs, streams, prefetch](int copy) {
+      sink =
+          sink + ReadPass(reinterpret_cast<const float*>((*bufs)[copy].data()),
+                          kK * kN / 2, streams, prefetch);
+    });
+}
+
+// us[0]: a multiply reading B (64 MiB) once per call; us[1..3]: the reads
+// AppendDramReads added, the fastest of which is each round's DRAM rate.
+// Counters: pct_dram_paired = 100 x the median over rounds of (DRAM time /
+// multiply time), with its quartiles; dram_GBps = the median of the rounds'
+// DRAM rates (so pct_dram, the ratio of the medians, is beside it).
+void SetDramCounters(benchmark::State& state,
+                     const std::vector<std::vector<double>>& us) {
+  std::vector<double> ratio, dram_gbps;
+  for (size_t r = 0; r < us[0].size(); ++r) {
+    const double read_us = std::min({us[1][r], us[2][r], us[3][r]});
+    ratio.push_back(100 * read_us / us[0][r]);
+    dram_gbps.push_back(2.0 * kK * kN / read_us * 1e-3);
+  }
+  SetRatioCounters(state, "pct_dram_paired", ratio);
+  state.counters["B_GBps"] = 2.0 * kK * kN / Quantile(us[0], 0.5) * 1e-3;
+  state.counters["dram_GBps"] = Quantile(dram_gbps, 0.5);
+}
+
 // amarena with B in the layout it chooses (b=any) against oneDNN's
-// pre-packed weights, call by call: `rounds` rounds each run both once, in
-// random order, each on the next copy of B. On a shared machine whose DRAM
-// rate drifts by 10 % from one second to the next, the ratio of the two
-// calls of one round is steadier than the ratio of two rows timed seconds
-// apart. Counters: each one's median us per call, and x_onednn = the median
-// over rounds of oneDNN's time / amarena's (above 1: amarena is faster),
-// with its quartiles q1 and q3.
+// pre-packed weights, call by call (Alternate). Counters: each one's median
+// us per call, and x_onednn = the median over rounds of oneDNN's time /
+// amarena's (above 1: amarena is faster), with its quartiles q1 and q3.
 void BM_Paired(benchmark::State& state, Isa isa, int64_t m, int threads,
                int rounds) {
   DramGBps();
@@ -355,41 +425,101 @@ void BM_Paired(benchmark::State& state, Isa isa, int64_t m, int threads,
   const Prepared theirs = PrepareOneDnn(m, threads, Weights::kPrePacked);
   if (!ours.error.empty()) return state.SkipWithError(ours.error.c_str());
   if (!theirs.error.empty()) return state.SkipWithError(theirs.error.c_str());
-  std::vector<double> us[2], ratio;
-  std::mt19937 rng(5);
-  int copy = 0;
-  for (auto _ : state) {
-    for (int r = 0; r < rounds; ++r) {
-      const bool ours_first = rng() & 1;
-      double t[2];
-      for (int i = 0; i < 2; ++i) {
-        const int who = ours_first ? i : 1 - i;  // 0: amarena
-        copy = (copy + 1) % kCopies;
-        const auto t0 = std::chrono::steady_clock::now();
-        (who == 0 ? ours : theirs).run(copy);
-        t[who] = std::chrono::duration<double, std::micro>(
-                     std::chrono::steady_clock::now() - t0)
-                     .count();
-      }
-      us[0].push_back(t[0]);
-      us[1].push_back(t[1]);
-      ratio.push_back(t[1] / t[0]);
-    }
-  }
-  auto quantile = [](std::vector<double> v, double q) {
-    std::sort(v.begin(), v.end());
-    return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))];
-  };
-  const double ours_us = quantile(us[0], 0.5);
+  std::vector<std::vector<double>> us;
+  for (auto _ : state) us = Alternate({ours.run, theirs.run}, rounds);
+  std::vector<double> ratio;
+  for (int r = 0; r < rounds; ++r) ratio.push_back(us[1][r] / us[0][r]);
+  const double ours_us = Quantile(us[0], 0.5);
   state.counters["amarena_us"] = ours_us;
-  state.counters["onednn_us"] = quantile(us[1], 0.5);
-  state.counters["x_onednn"] = quantile(ratio, 0.5);
-  state.counters["q1"] = quantile(ratio, 0.25);
-  state.counters["q3"] = quantile(ratio, 0.75);
+  state.counters["onednn_us"] = Quantile(us[1], 0.5);
+  SetRatioCounters(state, "x_onednn", ratio);
   state.counters["B_GBps"] = 2.0 * kK * kN / ours_us * 1e-3;
   state.counters["dram_GBps"] = DramGBps();
-  state.SetLabel(absl::StrCat(ours.label, " vs ", theirs.label, ", ", rounds,
-                              " rounds"));
+  state.SetLabel(
+      absl::StrCat(ours.label, " vs ", theirs.label, ", ", rounds, " rounds"));
+}
+
+// amarena at M=1 against reading as many bytes from DRAM, call by call
+// (Alternate, AppendDramReads, SetDramCounters).
+void BM_PairedDram(benchmark::State& state, Isa isa, const char* b,
+                   int rounds) {
+  const Prepared ours = PrepareAmarena(isa, 1, 1, b);
+  if (!ours.error.empty()) return state.SkipWithError(ours.error.c_str());
+  std::vector<std::function<void(int)>> runs = {ours.run};
+  AppendDramReads(runs);
+  std::vector<std::vector<double>> us;
+  for (auto _ : state) us = Alternate(runs, rounds);
+  SetDramCounters(state, us);
+  state.SetLabel(
+      absl::StrCat(ours.label, " vs DRAM reads, ", rounds, " rounds"));
+}
+
+// --- A probe, not amarena: how far apart two streams read side by side
+// must lie. A hand-written AVX2 vector-matrix multiply (as amarena's AVX2
+// kernel: zero-extend, shift, FMA; no software prefetch) over B in row
+// panels of 32, reading two panels `distance` panels apart in lockstep and
+// every panel once, against DRAM reads of as many bytes (BM_PairedDram's
+// three ways), call by call. Measured on the development machine, % of the
+// DRAM rate: 81 at 1 panel apart (128 KiB, what the p32 schedule reads),
+// 90 at 2, 93 at 4, 94 at 8, 96 at 16, 97-98 at 64 (8 MiB) and 256.
+// Amarena cannot yet choose far-apart panels: a tile is a box of adjacent
+// ones (README, "Not done").
+// Eight bf16 at p as f32.
+__attribute__((target("avx2"))) inline __m256 Widen8(const uint16_t* p) {
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+__attribute__((target("avx2,fma"))) void TwoPanelsApart(const uint16_t* a,
+                                                        const uint16_t* b,
+                                                        float* c,
+                                                        int64_t distance) {
+  constexpr int64_t kPanel = 32, kPanels = kN / kPanel;
+  for (int64_t group = 0; group < kPanels; group += 2 * distance)
+    for (int64_t j = group; j < group + distance; ++j) {
+      const uint16_t* panel[2] = {b + j * kPanel * kK,
+                                  b + (j + distance) * kPanel * kK};
+      __m256 acc[2][4];
+      for (auto& row : acc)
+        for (auto& x : row) x = _mm256_setzero_ps();
+      for (int64_t k = 0; k < kK; ++k) {
+        const __m256 ak =
+            _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_set1_epi32(a[k]), 16));
+        for (int s = 0; s < 2; ++s)
+          for (int v = 0; v < 4; ++v)
+            acc[s][v] = _mm256_fmadd_ps(
+                ak, Widen8(panel[s] + k * kPanel + 8 * v), acc[s][v]);
+      }
+      for (int s = 0; s < 2; ++s)
+        for (int v = 0; v < 4; ++v)
+          _mm256_storeu_ps(c + (j + s * distance) * kPanel + 8 * v, acc[s][v]);
+    }
+}
+
+void BM_StreamDistance(benchmark::State& state, int64_t distance) {
+  if (CachedRuntime(Isa::kAvx2, 1) == nullptr)
+    return state.SkipWithError("CPU lacks AVX2");
+  const Problem p = MakeProblem(1);
+  TensorSpec plain{kK, kN, {}}, panels = plain;
+  plain.aux.dtype = panels.aux.dtype = DType::kBF16;
+  panels.aux.pack = 32;
+  auto bufs = std::make_shared<std::vector<Bf16Buffer>>(
+      kCopies, Bf16Buffer(static_cast<size_t>(StoredElements(panels))));
+  for (auto& copy : *bufs) Relayout(plain, p.b.data(), panels, copy.data());
+  auto c = std::make_shared<std::vector<float>>(kN);
+  std::vector<std::function<void(int)>> runs = {[&, bufs, c](int copy) {
+    TwoPanelsApart(p.a.data(), (*bufs)[copy].data(), c->data(), distance);
+  }};
+  runs[0](0);
+  if (!SampleMatches(p, c->data()))
+    return state.SkipWithError("probe does not match the reference");
+  AppendDramReads(runs);
+  std::vector<std::vector<double>> us;
+  for (auto _ : state) us = Alternate(runs, 60);
+  SetDramCounters(state, us);
+  state.SetLabel(absl::StrCat("hand-written AVX2 probe, two p32 panels ",
+                              distance * 32 * kK * 2 / 1024,
+                              " KiB apart, vs DRAM reads"));
 }
 
 BENCHMARK(BM_DramRead)->Iterations(1);
@@ -406,26 +536,25 @@ BENCHMARK(BM_DramRead)->Iterations(1);
   BENCHMARK_CAPTURE(BM_OneDnn, name, m, threads, weights) \
       ->Unit(benchmark::kMicrosecond)                     \
       ->UseRealTime()
-#define BF16_M1(suffix, threads)                                          \
-  AMARENA_BF16(avx2_m1##suffix, Isa::kAvx2, 1, threads, "");              \
-  AMARENA_BF16(avx512_m1##suffix, Isa::kAvx512, 1, threads, "");          \
-  AMARENA_BF16(avx2_m1_col##suffix, Isa::kAvx2, 1, threads, "col");       \
-  AMARENA_BF16(avx512_m1_col##suffix, Isa::kAvx512, 1, threads, "col");   \
-  AMARENA_BF16(avx2_m1_prepacked##suffix, Isa::kAvx2, 1, threads, "any"); \
-  AMARENA_BF16(avx512_m1_prepacked##suffix, Isa::kAvx512, 1, threads,     \
-               "any");                                                    \
-  ONEDNN_BF16(plain_m1##suffix, 1, threads, Weights::kRowMajor);          \
-  ONEDNN_BF16(col_m1##suffix, 1, threads, Weights::kColMajor);            \
+#define BF16_M1(suffix, threads)                                              \
+  AMARENA_BF16(avx2_m1##suffix, Isa::kAvx2, 1, threads, "");                  \
+  AMARENA_BF16(avx512_m1##suffix, Isa::kAvx512, 1, threads, "");              \
+  AMARENA_BF16(avx2_m1_col##suffix, Isa::kAvx2, 1, threads, "col");           \
+  AMARENA_BF16(avx512_m1_col##suffix, Isa::kAvx512, 1, threads, "col");       \
+  AMARENA_BF16(avx2_m1_prepacked##suffix, Isa::kAvx2, 1, threads, "any");     \
+  AMARENA_BF16(avx512_m1_prepacked##suffix, Isa::kAvx512, 1, threads, "any"); \
+  ONEDNN_BF16(plain_m1##suffix, 1, threads, Weights::kRowMajor);              \
+  ONEDNN_BF16(col_m1##suffix, 1, threads, Weights::kColMajor);                \
   ONEDNN_BF16(prepacked_m1##suffix, 1, threads, Weights::kPrePacked)
 BF16_M1(, 1);
 BF16_M1(_2threads, 2);
 AMARENA_BF16(avx512_m1_p32, Isa::kAvx512, 1, 1, "p32");
-#define AMARENA_BF16_M(m)                                        \
-  AMARENA_BF16(avx2_m##m, Isa::kAvx2, m, 1, "");                 \
-  AMARENA_BF16(avx512_m##m, Isa::kAvx512, m, 1, "");             \
-  AMARENA_BF16(avx2_m##m##_prepacked, Isa::kAvx2, m, 1, "any");  \
+#define AMARENA_BF16_M(m)                                           \
+  AMARENA_BF16(avx2_m##m, Isa::kAvx2, m, 1, "");                    \
+  AMARENA_BF16(avx512_m##m, Isa::kAvx512, m, 1, "");                \
+  AMARENA_BF16(avx2_m##m##_prepacked, Isa::kAvx2, m, 1, "any");     \
   AMARENA_BF16(avx512_m##m##_prepacked, Isa::kAvx512, m, 1, "any"); \
-  ONEDNN_BF16(plain_m##m, m, 1, Weights::kRowMajor);             \
+  ONEDNN_BF16(plain_m##m, m, 1, Weights::kRowMajor);                \
   ONEDNN_BF16(prepacked_m##m, m, 1, Weights::kPrePacked)
 AMARENA_BF16_M(4);
 AMARENA_BF16_M(16);
@@ -434,15 +563,37 @@ AMARENA_BF16_M(64);
 // One thread only: with two, the thread pool that just ran spins on the
 // cores the other library's threads need (oneDNN's OpenMP and amarena's
 // pthreadpool), and the pairing measures that.
-#define PAIRED(name, isa, m, threads, rounds)                        \
-  BENCHMARK_CAPTURE(BM_Paired, name, isa, m, threads, rounds)        \
-      ->Iterations(1)                                                \
-      ->Unit(benchmark::kMillisecond)                                \
+#define PAIRED(name, isa, m, threads, rounds)                 \
+  BENCHMARK_CAPTURE(BM_Paired, name, isa, m, threads, rounds) \
+      ->Iterations(1)                                         \
+      ->Unit(benchmark::kMillisecond)                         \
       ->UseRealTime()
 PAIRED(avx512_m1, Isa::kAvx512, 1, 1, 400);
 PAIRED(avx512_m4, Isa::kAvx512, 4, 1, 200);
 PAIRED(avx512_m16, Isa::kAvx512, 16, 1, 100);
 PAIRED(avx512_m64, Isa::kAvx512, 64, 1, 50);
+#define PAIRED_DRAM(name, isa, b, rounds)                \
+  BENCHMARK_CAPTURE(BM_PairedDram, name, isa, b, rounds) \
+      ->Iterations(1)                                    \
+      ->Unit(benchmark::kMillisecond)                    \
+      ->UseRealTime()
+PAIRED_DRAM(avx2_m1_any, Isa::kAvx2, "any", 200);
+PAIRED_DRAM(avx512_m1_any, Isa::kAvx512, "any", 200);
+PAIRED_DRAM(avx2_m1_col, Isa::kAvx2, "col", 100);
+PAIRED_DRAM(avx512_m1_col, Isa::kAvx512, "col", 100);
+PAIRED_DRAM(avx2_m1_row, Isa::kAvx2, "", 100);
+PAIRED_DRAM(avx512_m1_row, Isa::kAvx512, "", 100);
+#define STREAM_DISTANCE(panels)                                \
+  BENCHMARK_CAPTURE(BM_StreamDistance, apart_##panels, panels) \
+      ->Iterations(1)                                          \
+      ->Unit(benchmark::kMillisecond)                          \
+      ->UseRealTime()
+STREAM_DISTANCE(1);
+STREAM_DISTANCE(2);
+STREAM_DISTANCE(4);
+STREAM_DISTANCE(16);
+STREAM_DISTANCE(64);
+STREAM_DISTANCE(256);
 
 }  // namespace
 }  // namespace amarena
