@@ -13,17 +13,20 @@ TensorSpec Moved(const Spec& spec, const AllocInfo& a) {
   return t;
 }
 
-// A loop along k that cuts the runs of B in DRAM and walks more than
-// dram_streams of them side by side reads them as that many streams, each
-// found again by the prefetchers on every step: its lines cost the strided
-// price, not the dense one its (narrower) views were charged (CostParams).
-// - packed B: each panel is a run; steps shorter than dram_run_bytes per
-//   panel count as cut;
+// A loop along k over B in DRAM that spans several of B's runs reads them
+// side by side, each its own stream, and its lines pay for that on top of
+// the dense price its (narrower) views were charged (CostParams):
+// - packed B: each panel is a run. Steps shorter than dram_run_bytes per
+//   panel over more than dram_streams panels: every line costs the strided
+//   price (the prefetchers lose the streams). Otherwise, whether the panels
+//   are read a row at a time or in longer pieces in turn: each panel beside
+//   another of its own section (all of them, without sections) adds
+//   line_gl_adjacent_panels - dense per line, up to the strided price.
 // - column-major B: each column is a run (k contiguous); any step shorter
 //   than the column cuts it (a dot kernel's longest k is 1024: splitting k
 //   outside the loop over columns reads every column in two halves, a
 //   column's length apart in time; inside it, one column after another is a
-//   single stream).
+//   single stream), and more than dram_streams columns cost strided.
 // A view of more than dram_streams panels is priced strided itself; a tree
 // with both pays twice, which only makes a plan that is bad anyway worse.
 int64_t SideBySideRuns(const Spec& spec, const LoopInfo& loop,
@@ -31,17 +34,23 @@ int64_t SideBySideRuns(const Spec& spec, const LoopInfo& loop,
   if (!spec.IsMatmul() || loop.dim != Dim::kK) return 0;
   const TensorSpec b = spec.Operand(1);
   if (b.aux.level != Level::kGL) return 0;
-  int64_t runs = 0;
+  const CostParams& c = t.cost;
+  const int64_t strided_extra =
+      c.Line(Level::kGL, false) - c.Line(Level::kGL, true);
   if (b.aux.pack != 0) {
-    if (loop.tile * b.aux.pack * SizeOf(b.aux.dtype) >= t.cost.dram_run_bytes)
-      return 0;
-    runs = b.Panels();
-  } else if (b.aux.layout == Layout::kColMajor && loop.tile < spec.k) {
-    runs = b.cols;
+    const bool short_steps =
+        loop.tile * b.aux.pack * SizeOf(b.aux.dtype) < c.dram_run_bytes;
+    if (short_steps && b.Panels() > c.dram_streams)
+      return b.Lines() * strided_extra;
+    const int64_t sections = std::max<int64_t>(b.aux.sections, 1);
+    const int64_t beside = (b.Panels() + sections - 1) / sections - 1;
+    const int64_t each = c.line_gl_adjacent_panels - c.Line(Level::kGL, true);
+    return b.Lines() * std::min(strided_extra, beside * each);
   }
-  if (runs <= t.cost.dram_streams) return 0;
-  return b.Lines() *
-         (t.cost.Line(Level::kGL, false) - t.cost.Line(Level::kGL, true));
+  if (b.aux.layout == Layout::kColMajor && loop.tile < spec.k &&
+      b.cols > c.dram_streams)
+    return b.Lines() * strided_extra;
+  return 0;
 }
 
 }  // namespace
@@ -129,7 +138,13 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
         // dram_streams panels is read side by side (below).
         if (from == Level::kGL && moved.Panels() > t.cost.dram_streams)
           dense = false;
-        c.main += moved.Lines() * t.cost.Line(from, dense);
+        int64_t line = t.cost.Line(from, dense);
+        // Two panels sections apart (adjacent ones pay in their loop along
+        // k, SideBySideRuns).
+        if (from == Level::kGL && dense && moved.Panels() >= 2 &&
+            !moved.AdjacentPanels())
+          line = t.cost.line_gl_far_panels;
+        c.main += moved.Lines() * line;
       }
       break;
     }
@@ -193,7 +208,11 @@ int64_t LowerBound(const Spec& spec, const Target& t) {
     // rows at least as short: all of them are priced strided.
     const bool dense = l != Level::kGL || op.aux.pack != 0 ||
                        op.RunBytes() >= t.cost.dram_run_bytes;
-    lb += op.Lines() * t.cost.Line(l, dense);
+    int64_t line = t.cost.Line(l, dense);
+    // Panels in sections may be read two at a time, sections apart.
+    if (l == Level::kGL && op.aux.sections > 1)
+      line = std::min(line, t.cost.line_gl_far_panels);
+    lb += op.Lines() * line;
   }
   return lb;
 }

@@ -67,9 +67,7 @@ std::string Describe(const ImplNode& node) {
       std::string where(Name(e.alloc.to.level));
       if (e.alloc.to.layout == Layout::kColMajor)
         absl::StrAppend(&where, ",col");
-      if (e.alloc.to.pack) absl::StrAppend(&where, ",p", e.alloc.to.pack);
-      if (e.alloc.to.interleave)
-        absl::StrAppend(&where, "x", e.alloc.to.interleave);
+      if (e.alloc.to.pack) absl::StrAppend(&where, ",", PackName(e.alloc.to));
       if (e.alloc.to.vector_width)
         absl::StrAppend(&where, ",v", e.alloc.to.vector_width);
       static constexpr absl::string_view kVerb[] = {"view", "pack", "regs"};

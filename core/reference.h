@@ -11,7 +11,8 @@
 // j*rows + i; packed in panels of P, core/tensor_spec.h: row-major at
 // (j/P)*rows*P + i*P + j%P, the last panel padded to P; interleaved in
 // k-pairs, `pPx2`, at (j/P)*R*P + (i/2)*2P + (j%P)*2 + i%2, R = rows rounded
-// up to even).
+// up to even; in sections, `pPsS`, panel q is stored as panel
+// TensorSpec::PanelSlot(q)).
 #ifndef AMARENA_CORE_REFERENCE_H_
 #define AMARENA_CORE_REFERENCE_H_
 
@@ -31,10 +32,11 @@ inline int64_t Offset(const TensorSpec& t, int64_t i, int64_t j) {
     return t.aux.layout == Layout::kRowMajor ? i * t.cols + j : j * t.rows + i;
   if (const int64_t g = t.aux.interleave) {  // row-major, rows in groups of g
     const int64_t stored_rows = (t.rows + g - 1) / g * g;
-    return (j / p) * stored_rows * p + (i / g) * g * p + (j % p) * g + i % g;
+    return t.PanelSlot(j / p) * stored_rows * p + (i / g) * g * p +
+           (j % p) * g + i % g;
   }
   if (t.aux.layout == Layout::kRowMajor)
-    return (j / p) * t.rows * p + i * p + j % p;
+    return t.PanelSlot(j / p) * t.rows * p + i * p + j % p;
   return (i / p) * t.cols * p + j * p + i % p;
 }
 
@@ -44,8 +46,7 @@ inline int64_t StoredElements(const TensorSpec& t) {
   const int64_t p = t.aux.pack;
   if (p == 0) return t.Elements();
   const int64_t g = t.aux.interleave ? t.aux.interleave : 1;
-  return (t.InnerExtent() + p - 1) / p * p *
-         ((t.OuterExtent() + g - 1) / g * g);
+  return t.PanelSlots() * p * ((t.OuterExtent() + g - 1) / g * g);
 }
 
 // Copies a matrix between two layouts of the same shape and dtype (e.g.

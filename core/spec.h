@@ -147,8 +147,9 @@ H AbslHashValue(H h, const Spec& s) {
 
 // Canonical form: a 1x1 operand and every VRF operand is row-major and
 // unpacked; only VRF operands carry a vector width; only packed row-major
-// operands are interleaved; a packed operand that is a single run of at most
-// one panel (one outer row, not interleaved) is plain; cache budgets are
+// operands are interleaved or in sections, and only those spanning two
+// panels or more are in sections; a packed operand that is a single run of at
+// most one panel (one outer row, not interleaved) is plain; cache budgets are
 // powers of two. Equal problems hash equal. (An m x 1 tile keeps its layout:
 // it says whether the tile is contiguous in memory.) A cache level's budget is
 // zero when no operand is farther out than that level (nothing could use it).

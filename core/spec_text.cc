@@ -11,6 +11,14 @@
 #include "core/status_macros.h"
 
 namespace amarena {
+
+std::string PackName(const TensorAux& a) {
+  if (a.pack == 0) return "";
+  return absl::StrCat("p", a.pack,
+                      a.interleave ? absl::StrCat("x", a.interleave) : "",
+                      a.sections ? absl::StrCat("s", a.sections) : "");
+}
+
 namespace {
 
 absl::string_view OpName(Kind k) {
@@ -43,9 +51,7 @@ std::string PrintAux(const TensorAux& a) {
   std::vector<std::string> props;
   if (a.level != Level::kGL) props.emplace_back(Name(a.level));
   if (a.layout != Layout::kRowMajor) props.emplace_back(Name(a.layout));
-  if (a.pack != 0)
-    props.push_back(absl::StrCat(
-        "p", a.pack, a.interleave ? absl::StrCat("x", a.interleave) : ""));
+  if (a.pack != 0) props.push_back(PackName(a));
   if (a.vector_width != 0) props.push_back(absl::StrCat("v", a.vector_width));
   return absl::StrJoin(props, ",");
 }
@@ -192,20 +198,33 @@ absl::Status Parser::ParseOperand(absl::string_view name,
             absl::StrCat("vector width is ", w, ", must be 1, 4, 8 or 16"));
       a.vector_width = static_cast<uint8_t>(w);
     } else if (p.size() > 1 && p[0] == 'p') {
-      // pP, or pPxG: panels of P with rows interleaved in groups of G.
-      const size_t x = p.find('x', 2);
+      // pP[xG][sS]: panels of P, rows interleaved in groups of G, panels
+      // dealt round S sections.
+      const size_t sec = p.find('s', 2);
+      absl::string_view head = p.substr(0, sec);
+      const size_t x = head.find('x', 2);
       AMARENA_ASSIGN_OR_RETURN(int64_t w,
-                               Int(p.substr(1, x - 1), "panel width"));
+                               Int(head.substr(1, x - 1), "panel width"));
       if (w < 1 || w > kMaxPack)
         return Error(
             absl::StrCat("panel width is ", w, ", must be 1 to ", kMaxPack));
       a.pack = static_cast<uint16_t>(w);
       if (x != absl::string_view::npos) {
-        AMARENA_ASSIGN_OR_RETURN(int64_t g, Int(p.substr(x + 1), "interleave"));
+        AMARENA_ASSIGN_OR_RETURN(int64_t g,
+                                 Int(head.substr(x + 1), "interleave"));
         if (g != 2)
           return Error(absl::StrCat("interleave is ", g,
                                     ", must be 2 (k-pairs, as in p32x2)"));
         a.interleave = static_cast<uint8_t>(g);
+      }
+      if (sec != absl::string_view::npos) {
+        AMARENA_ASSIGN_OR_RETURN(int64_t n, Int(p.substr(sec + 1), "sections"));
+        // Powers of two: loops along n take tiles of powers of two, and a
+        // tile spanning groups takes whole ones.
+        if (n < 2 || n > kMaxSections || (n & (n - 1)) != 0)
+          return Error(absl::StrCat("sections are ", n,
+                                    ", must be 2, 4 or 8 (as in p32s2)"));
+        a.sections = static_cast<uint8_t>(n);
       }
     } else if (p == "any") {
       return Error(
@@ -215,9 +234,13 @@ absl::Status Parser::ParseOperand(absl::string_view name,
     } else {
       return Error(absl::StrCat("property '", p, "' of operand ", name,
                                 " is unknown, must be gl, l3, l2, l1, vrf, "
-                                "row, col, pN, pNx2 or vN"));
+                                "row, col, pN, pNx2, pNsS, pNx2sS or vN"));
     }
   }
+  if (a.sections != 0 && a.layout != Layout::kRowMajor)
+    return Error(absl::StrCat("operand ", name,
+                              " is in sections and column-major, must be "
+                              "row-major for sections"));
   if (a.interleave != 0 && a.layout != Layout::kRowMajor)
     return Error(absl::StrCat("operand ", name,
                               " is interleaved and column-major, must be "

@@ -22,6 +22,8 @@
 //            | pP                         (packed in panels of P, memory only)
 //            | pPx2                       (panels of k-pairs: rows 2i and 2i+1
 //                                          interleaved, as vdpbf16ps reads)
+//            | pPsS, pPx2sS               (panels dealt round S sections,
+//                                          core/tensor_spec.h)
 //            | vW                         (lanes per register, vrf only)
 // Defaults (printed by omission): operands in GL, row-major; parallel allowed;
 // no budget (the target's whole budget). PrintSpec(ParseSpec(t)) is canonical
@@ -39,8 +41,12 @@ namespace amarena {
 
 // Largest operand the JIT addresses with 32-bit displacements.
 inline constexpr int64_t kMaxOperandBytes = (int64_t{1} << 31) - 1;
-// Widest panel a packed layout may name.
+// Widest panel a packed layout may name, and most sections (a power of two).
 inline constexpr int64_t kMaxPack = 1024;
+inline constexpr int64_t kMaxSections = 8;
+
+// A packed layout's name: "p32", "p32x2", "p32s2", "p128x2s2"; "" when plain.
+std::string PackName(const TensorAux& a);
 
 std::string PrintSpec(const Spec& s);
 

@@ -67,15 +67,27 @@ struct CostParams {
   // 1x2048x16384 bf16 b=p32, prefetching 4 KiB ahead, one row of the tile
   // per step: 1 panel 37, 2 panels 36, 4 panels 31, 8 panels 24 GB/s.
   int64_t dram_streams = 2;
+  // From DRAM, panels read side by side (core/cost_model.cc): each is a
+  // stream, and two streams a panel apart are served slower than one, two
+  // far apart faster (panels in sections, core/tensor_spec.h). A line of a
+  // panel read beside another adjacent one costs line_gl_adjacent_panels
+  // (one more such panel: that much more again, up to the strided price); a
+  // line of a view of panels sections apart costs line_gl_far_panels.
+  // Measured on 1x2048x16384 bf16 with AVX2, each kernel call by call against
+  // the others (README, "bf16"): p32 (two panels 128 KiB apart) 1.05x the
+  // time of p64 (one panel), p32s2 (two panels 32 MiB apart) 0.96x; priced
+  // in proportion to the dense line.
+  int64_t line_gl_adjacent_panels = 44;
+  int64_t line_gl_far_panels = 40;
 
   int64_t Line(Level from, bool dense) const {
     return (dense ? line_dense : line_strided)[static_cast<int>(from)];
   }
 };
-inline constexpr int kCostModelVersion = 8;
+inline constexpr int kCostModelVersion = 9;
 // Versions what the generator makes of a tree (the search space, the JIT):
 // part of every cache key and of the on-disk database's identity.
-inline constexpr int kGeneratorVersion = 4;
+inline constexpr int kGeneratorVersion = 5;
 
 struct CacheSizes {
   int64_t l1d = 32 << 10;

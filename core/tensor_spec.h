@@ -32,6 +32,15 @@ inline constexpr int kLineBytes = 64;
 // i % 2, where R = rows rounded up to even. Rows 2r and 2r + 1 of a column are
 // adjacent, which is what vdpbf16ps multiplies (a k-pair of B per f32 lane).
 // An odd last row's partner is zero, and so is the padding of the last panel.
+//
+// In sections (spelled `pPsS`, `pPx2sS`; row-major and packed only): with
+// `sections` = S (2, 4 or 8) the panels are stored in S sections of G = ceil(NP
+// / S) panel slots each (NP panels in all), panel q in slot (q % S) * G + q /
+// S. Panels side by side in a tile then lie a section apart in memory rather
+// than one panel: S panels read together are S DRAM streams megabytes apart,
+// which the prefetchers serve faster than adjacent ones (README, "bf16").
+// A tile along the columns is a whole number of groups of S panels, or lies
+// within one group. Unused slots (NP not a multiple of S) are zero.
 struct TensorAux {
   DType dtype = DType::kF32;
   Level level = Level::kGL;
@@ -39,14 +48,15 @@ struct TensorAux {
   // Lanes per register when level == kVRF (1 = one scalar per xmm register,
   // 8 = f32 ymm); 0 for every memory level.
   uint8_t vector_width = 0;
-  uint16_t pack = 0;  // panel width; 0 = plain row- or column-major
+  uint16_t pack = 0;       // panel width; 0 = plain row- or column-major
   uint8_t interleave = 0;  // 2: rows in pairs within each panel; 0: not
+  uint8_t sections = 0;    // S > 1: panels dealt round S sections; 0: not
 
   friend auto operator<=>(const TensorAux&, const TensorAux&) = default;
   template <typename H>
   friend H AbslHashValue(H h, const TensorAux& a) {
     return H::combine(std::move(h), a.dtype, a.level, a.layout, a.vector_width,
-                      a.pack, a.interleave);
+                      a.pack, a.interleave, a.sections);
   }
 };
 
@@ -95,6 +105,21 @@ struct TensorSpec {
   // Panels a packed tile's rows span (0 when plain).
   int64_t Panels() const {
     return aux.pack ? (InnerExtent() + aux.pack - 1) / aux.pack : 0;
+  }
+  // Panel slots a packed tensor stores (its panels, and in sections the
+  // unused slots of the last group), and the slot panel q is stored in.
+  int64_t PanelSlots() const {
+    const int64_t np = Panels(), sec = aux.sections;
+    return sec > 1 ? (np + sec - 1) / sec * sec : np;
+  }
+  int64_t PanelSlot(int64_t q) const {
+    const int64_t sec = aux.sections;
+    return sec > 1 ? (q % sec) * (PanelSlots() / sec) + q / sec : q;
+  }
+  // Whether two panels this packed tile reads lie next to each other in
+  // memory: it spans two or more panels, more than its sections.
+  bool AdjacentPanels() const {
+    return Panels() >= 2 && Panels() > std::max<int64_t>(aux.sections, 1);
   }
   // Bytes of each contiguous run of a plain tile (one row, or one column when
   // column-major).

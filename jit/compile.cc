@@ -92,9 +92,12 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
     for (int i = 0; i < s.NumOperands(); ++i) {
       TensorSpec t = s.Operand(i);
       int64_t& pitch = tile_options.leading[static_cast<size_t>(i)];
-      // (A packed operand's panels already say where every tile lies.)
+      // (A packed operand's panels already say where every tile lies, but
+      // for the distance between sections, which is the whole matrix's.)
       if (pitch == 0 && t.aux.pack == 0)
         pitch = t.aux.layout == Layout::kRowMajor ? t.cols : t.rows;
+      if (pitch == 0 && t.aux.sections > 1)
+        pitch = t.PanelSlots() / t.aux.sections;
     }
     for (size_t c = 0; c < root.children.size(); ++c) {
       AMARENA_ASSIGN_OR_RETURN(

@@ -18,7 +18,11 @@ int64_t View::Offset(int64_t i, int64_t j) const {
     off += i * row_stride;
   }
   if (panel_axis == Axis::kCols) {
-    off += (j / panel) * panel_stride + (j % panel - j) * col_stride;
+    const int64_t q = j / panel;
+    off += (j % panel - j) * col_stride;
+    off += sections > 1
+               ? (q / sections) * panel_stride + (q % sections) * section_stride
+               : q * panel_stride;
   } else if (panel_axis == Axis::kRows) {
     off += (i / panel) * panel_stride + (i % panel - i) * row_stride;
   }
@@ -39,11 +43,22 @@ View View::Slice(int64_t r0, int64_t c0, int64_t nrows, int64_t ncols) const {
     if (panel_axis != Axis::kNone) {
       int64_t start = panel_axis == Axis::kCols ? c0 : r0;
       int64_t len = panel_axis == Axis::kCols ? ncols : nrows;
+      if (sections > 1) {
+        const int64_t group = sections * panel;
+        if (start / group == (start + len - 1) / group) {
+          // Within one group: its panels are a section apart.
+          v.panel_stride = section_stride;
+          v.sections = v.section_stride = 0;
+        } else {
+          AMARENA_CHECK(start % group == 0);
+        }
+      }
       if (start % panel != 0 || len <= panel) {
         // Within one panel: plain strides from here on.
         AMARENA_CHECK(start % panel + len <= panel);
         v.panel_axis = Axis::kNone;
         v.panel = v.panel_stride = 0;
+        v.sections = v.section_stride = 0;
       }
     }
     if (pair_offset != 0 && nrows == 1 && ncols == 1) {
@@ -65,8 +80,9 @@ View View::Slice(int64_t r0, int64_t c0, int64_t nrows, int64_t ncols) const {
 int64_t View::Step(Axis axis, int64_t tile) const {
   AMARENA_CHECK(!in_regs && axis != Axis::kNone);
   if (axis == panel_axis) {
-    AMARENA_CHECK(tile % panel == 0);
-    return tile / panel * panel_stride;
+    const int64_t group = panel * std::max<int64_t>(sections, 1);
+    AMARENA_CHECK(tile % group == 0);
+    return tile / group * panel_stride;
   }
   if (axis == Axis::kRows && pair_offset != 0) {
     AMARENA_CHECK(tile % 2 == 0);
@@ -78,7 +94,11 @@ int64_t View::Step(Axis axis, int64_t tile) const {
 View MemoryView(const TensorSpec& t, int64_t pitch) {
   const int64_t es = SizeOf(t.aux.dtype), p = t.aux.pack;
   const bool row_major = t.aux.layout == Layout::kRowMajor;
-  if (pitch == 0) pitch = p ? p : t.InnerExtent();
+  // Packed: `pitch` only says how far apart sections are (a tile of one
+  // panel, or one not in sections, ignores it).
+  const int64_t slots_per_section =
+      pitch ? pitch : t.PanelSlots() / std::max<int64_t>(t.aux.sections, 1);
+  if (pitch == 0 || p) pitch = p ? p : t.InnerExtent();
   View v;
   v.rows = t.rows;
   v.cols = t.cols;
@@ -95,7 +115,11 @@ View MemoryView(const TensorSpec& t, int64_t pitch) {
       v.pair_offset = es;
       v.panel_stride = v.panel_run = (t.rows + g - 1) / g * g * p * es;
     }
-    if (t.InnerExtent() <= p) v = v.Slice(0, 0, t.rows, t.cols);
+    if (t.aux.sections > 1) {
+      v.sections = t.aux.sections;
+      v.section_stride = slots_per_section * v.panel_run;
+    }
+    v = v.Slice(0, 0, t.rows, t.cols);  // one panel, or one group: plainer
   }
   return v;
 }

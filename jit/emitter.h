@@ -41,6 +41,13 @@ struct View {
   // bytes apart and row_stride is the stride of pairs; 0 = rows not paired.
   // Slices and steps along the rows then start on even rows.
   int64_t pair_offset = 0;
+  // Panels in sections (`pPsS`) when the view spans more than one group of
+  // S panels: panel q lies at (q / S) * panel_stride + (q % S) *
+  // section_stride. A view within one group has panel_stride =
+  // section_stride and sections = 0. Slices and steps along the panels then
+  // take whole groups.
+  int64_t sections = 0;
+  int64_t section_stride = 0;  // bytes
   // Packed: bytes of one whole panel, the contiguous run its rows form; kept
   // when a slice within one panel turns to plain strides (prefetching keys on
   // it).
@@ -66,7 +73,9 @@ struct View {
 // A memory view of `t` as stored in its own layout, its base register unset:
 // strides in bytes, panels for a packed layout, and `pitch` elements between
 // consecutive rows (row-major) or columns (column-major); 0 = dense. A packed
-// tile of at most one panel gets plain strides.
+// tile of at most one panel gets plain strides. Packed, `pitch` is instead
+// the panel slots per section of the whole matrix `t` is a tile of (0: `t`
+// is the whole matrix), which only a tile in sections uses.
 View MemoryView(const TensorSpec& t, int64_t pitch = 0);
 
 class Emitter : public Xbyak::CodeGenerator {

@@ -225,9 +225,7 @@ amarena_status amarena_kernel_pack_b(const amarena_kernel* k, const void* b,
                                " bytes, must have at least ", need));
     const amarena::TensorSpec to = k->kernel->spec().Operand(1);
     amarena::TensorSpec from = to;
-    from.aux.layout = amarena::Layout::kRowMajor;
-    from.aux.pack = 0;
-    from.aux.interleave = 0;
+    from.aux = amarena::TensorAux{.dtype = to.aux.dtype};  // plain row-major
     amarena::Relayout(from, b, to, out);
     return AMARENA_OK;
   });

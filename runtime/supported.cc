@@ -61,6 +61,10 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
           b.pack,
           ", must be in panels of a power of two (loops along n take "
           "tiles of powers of two; other widths are not implemented)"));
+    if (b.sections > kMaxSections || (b.sections & (b.sections - 1)) != 0)
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot create kernel for ", PrintSpec(s), ": b is in ",
+                       int{b.sections}, " sections, must be in 2, 4 or 8"));
     const bool vdp_reads_b = t.bf16_dot && a.layout == Layout::kRowMajor &&
                              a.pack == 0 && b.pack % t.f32_lanes == 0;
     if (b.interleave != 0 && !vdp_reads_b && b.pack > kMaxUnrolledStores / 2)

@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "core/spec_text.h"
 
 namespace amarena {
 
@@ -26,8 +27,7 @@ std::string Describe(const Action& a) {
                                           : "regs ",
           a.operand, " ", Name(a.to.level),
           a.to.layout == Layout::kColMajor ? " col" : "",
-          a.to.pack ? absl::StrCat(" p", a.to.pack) : "",
-          a.to.interleave ? absl::StrCat("x", a.to.interleave) : "",
+          a.to.pack ? absl::StrCat(" ", PackName(a.to)) : "",
           a.to.vector_width ? absl::StrCat(" v", a.to.vector_width) : "",
           a.to.dtype != DType::kF32 ? absl::StrCat(" ", Name(a.to.dtype)) : "");
     case ActionKind::kSelect:
@@ -120,11 +120,19 @@ absl::StatusOr<Action> ParseAction(absl::string_view text) {
     for (size_t i = 3; i < w.size(); ++i) {
       absl::string_view p = w[i];
       std::optional<int64_t> v;
+      // pP, pPx2 (interleaved pairs), either with sS (sections).
+      if (const size_t sec = p.find('s', 1);
+          p[0] == 'p' && sec != absl::string_view::npos) {
+        v = ParseCount(p.substr(sec + 1), 255);
+        if (!v) return bad(absl::StrCat("unknown parameter '", p, "'"));
+        a.to.sections = static_cast<uint8_t>(*v);
+        p = p.substr(0, sec);
+      }
       if (p == "col") {
         a.to.layout = Layout::kColMajor;
       } else if (p[0] == 'p' && absl::EndsWith(p, "x2") &&
                  (v = ParseCount(p.substr(1, p.size() - 3), 65535))) {
-        a.to.pack = static_cast<uint16_t>(*v);  // pPx2: interleaved pairs
+        a.to.pack = static_cast<uint16_t>(*v);
         a.to.interleave = 2;
       } else if (p[0] == 'p' && (v = ParseCount(p.substr(1), 65535))) {
         a.to.pack = static_cast<uint16_t>(*v);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "core/reference.h"
 #include "core/spec_text.h"
 
 namespace amarena {
@@ -31,12 +32,23 @@ std::vector<Spec> WeightLayoutCandidates(const Spec& spec, const Target& t) {
       add(packed);
     }
   }
+  // The same panels in two sections, where a section is long enough.
+  const size_t unsectioned = out.size();
+  for (size_t i = 0; i < unsectioned; ++i) {
+    Spec s = out[i];
+    s.aux[1].sections = 2;
+    const TensorSpec b = s.Operand(1);
+    if (b.aux.pack == 0 || b.Panels() < 2) continue;
+    if (StoredElements(b) / 2 * SizeOf(b.aux.dtype) < kMinSectionBytes)
+      continue;
+    add(s);
+  }
   return out;
 }
 
 std::string WeightLayoutName(const TensorAux& b) {
   if (b.pack == 0) return b.layout == Layout::kColMajor ? "col" : "row";
-  return absl::StrCat("p", b.pack, b.interleave ? "x2" : "");
+  return PackName(b);
 }
 
 absl::StatusOr<WeightLayoutChoice> ChooseWeightLayout(

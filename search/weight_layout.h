@@ -24,12 +24,20 @@ namespace amarena {
 // The layouts tried, in order of preference on equal cost: B as given
 // (row-major), column-major, row panels of 16, 32, 64 and 128 columns (those
 // no wider than N rounded up to 16), and for bf16 on a target with
-// vdpbf16ps the same panels of k-pairs; each in canonical form and once
-// (a B of one column is row- and column-major alike). `spec` is a matmul
-// with B plain row-major in GL.
+// vdpbf16ps the same panels of k-pairs; each packed layout also in two
+// sections where a section holds at least kMinSectionBytes; each in
+// canonical form and once (a B of one column is row- and column-major
+// alike). `spec` is a matmul with B plain row-major in GL.
+//
+// Two panels read side by side stream from DRAM faster the farther apart
+// they lie, up to a few MiB (bench/bf16_benchmark, BM_StreamDistance: 78 %
+// of the DRAM rate 128 KiB apart, 93 % 2 MiB apart, 95 % 32 MiB apart), and
+// the cost model prices panels in sections as far apart: so sections are
+// offered only where they are.
+inline constexpr int64_t kMinSectionBytes = int64_t{2} << 20;
 std::vector<Spec> WeightLayoutCandidates(const Spec& spec, const Target& t);
 
-// B's layout as Spec text writes it: "row", "col", "p32", "p32x2".
+// B's layout as Spec text writes it: "row", "col", "p32", "p32x2", "p32s2".
 std::string WeightLayoutName(const TensorAux& b);
 
 struct WeightLayoutChoice {

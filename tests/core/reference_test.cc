@@ -227,6 +227,27 @@ TEST(ReferenceTest, PackedOffsetsAndRelayout) {
   EXPECT_EQ(back, src);
 }
 
+// Panels of 4 over 3 rows x 10 columns in two sections (`p4s2`): 3 panels,
+// slots 0 and 1 in the first section, 2 (and an unused one) in the second:
+// panel 0 in slot 0, panel 1 in slot 2, panel 2 in slot 1. Relayout there
+// and back is the identity and zeroes the unused slot.
+TEST(ReferenceTest, SectionOffsetsAndRelayout) {
+  TensorSpec plain{.rows = 3, .cols = 10, .aux = {}};
+  TensorSpec sections = plain;
+  sections.aux.pack = 4;
+  sections.aux.sections = 2;
+  EXPECT_EQ(StoredElements(sections), 4 * 12);
+  EXPECT_EQ(Offset(sections, 1, 2), 1 * 4 + 2);
+  EXPECT_EQ(Offset(sections, 1, 6), 2 * 12 + 1 * 4 + 2);
+  EXPECT_EQ(Offset(sections, 2, 9), 1 * 12 + 2 * 4 + 1);
+  std::vector<float> src(30), mid(48, 5.0f), back(30);
+  for (int e = 0; e < 30; ++e) src[e] = static_cast<float>(e + 1);
+  Relayout(plain, src.data(), sections, mid.data());
+  for (int e = 36; e < 48; ++e) EXPECT_EQ(mid[e], 0.0f) << e;  // unused slot
+  Relayout(sections, mid.data(), plain, back.data());
+  EXPECT_EQ(back, src);
+}
+
 // k-pair panels of 4 over 5 rows x 10 columns (`p4x2`): rows stored as 3
 // pairs (the last row's partner is padding), element (i, j) at
 // (j/4)*6*4 + (i/2)*8 + (j%4)*2 + i%2; the last panel padded to 4. Relayout

@@ -37,6 +37,7 @@ Spec RandomRawSpec(std::mt19937_64& rng) {
     a.vector_width = static_cast<uint8_t>(pick(0, 16));
     a.pack = static_cast<uint16_t>(pick(0, 1) ? pick(0, 40) : 0);
     a.interleave = static_cast<uint8_t>(pick(0, 3) == 0 ? 2 : 0);
+    a.sections = static_cast<uint8_t>(pick(0, 3) == 0 ? pick(1, 4) : 0);
   }
   s.serial = pick(0, 1) == 1;
   if (pick(0, 1) == 1)
@@ -219,6 +220,45 @@ TEST(CanonicalTest, InterleavedOnlyInRowPanels) {
             Spec::Matmul(4, 7, 20, {}, plain));
   EXPECT_NE(PackProblem(Spec::Matmul(4, 7, 20, {}, pairs)),
             PackProblem(Spec::Matmul(4, 7, 20, {}, plain)));
+}
+
+// Panels in sections only in row-major panels and only in a tile of two
+// panels or more (one panel has no order); sections are part of the
+// problem's identity.
+TEST(CanonicalTest, SectionsOnlyOrderTwoPanelsOrMore) {
+  const TensorAux s2{.level = Level::kL1, .pack = 32, .sections = 2};
+  EXPECT_EQ(Spec::Matmul(4, 7, 64, {}, s2).aux[1], s2);
+  EXPECT_EQ(Spec::Matmul(4, 7, 33, {}, s2).aux[1], s2);
+  EXPECT_EQ(Spec::Matmul(4, 7, 32, {}, s2).aux[1].sections, 0);
+  EXPECT_EQ(Spec::Matmul(4, 7, 32, {}, s2).aux[1].pack, 32);
+  TensorAux col = s2;
+  col.layout = Layout::kColMajor;
+  EXPECT_EQ(Spec::Matmul(4, 7, 64, {}, col).aux[1].sections, 0);
+  TensorAux one = s2;
+  one.sections = 1;
+  EXPECT_EQ(Spec::Matmul(4, 7, 64, {}, one).aux[1].sections, 0);
+  TensorAux plain = s2;
+  plain.sections = 0;
+  EXPECT_NE(Spec::Matmul(4, 7, 64, {}, s2), Spec::Matmul(4, 7, 64, {}, plain));
+  EXPECT_NE(PackProblem(Spec::Matmul(4, 7, 64, {}, s2)),
+            PackProblem(Spec::Matmul(4, 7, 64, {}, plain)));
+}
+
+// Panel q of NP in S sections lies in slot (q % S) * ceil(NP / S) + q / S;
+// which panels of a tile lie next to each other.
+TEST(TensorSpecTest, PanelSlotsInSections) {
+  TensorSpec t{.rows = 8, .cols = 5 * 16, .aux = {.pack = 16, .sections = 2}};
+  EXPECT_EQ(t.PanelSlots(), 6);  // 5 panels, groups of 2: one slot unused
+  const int64_t want[] = {0, 3, 1, 4, 2};
+  for (int64_t q = 0; q < 5; ++q) EXPECT_EQ(t.PanelSlot(q), want[q]) << q;
+  EXPECT_TRUE(t.AdjacentPanels());  // 0 and 2 are in one section
+  t.cols = 32;
+  EXPECT_FALSE(t.AdjacentPanels());  // a section apart
+  t.aux.sections = 0;
+  EXPECT_TRUE(t.AdjacentPanels());
+  EXPECT_EQ(t.PanelSlot(1), 1);
+  t.cols = 16;
+  EXPECT_FALSE(t.AdjacentPanels());  // one panel
 }
 
 TEST(CanonicalTest, IsIdempotent) {

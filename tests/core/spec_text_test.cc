@@ -52,6 +52,8 @@ Spec RandomValidSpec(std::mt19937_64& rng) {
     } else if (pick(0, 3) == 0) {
       a.pack = static_cast<uint16_t>(pick(1, 64));
       if (a.layout == Layout::kRowMajor && pick(0, 2) == 0) a.interleave = 2;
+      if (a.layout == Layout::kRowMajor && pick(0, 2) == 0)
+        a.sections = static_cast<uint8_t>(2 << pick(0, 2));
     }
   }
   s.serial = pick(0, 1) == 1;
@@ -93,6 +95,9 @@ const char* const kCanonicalTexts[] = {
     "matmul 4x2x64 bf16*bf16->f32 accum a=l1 b=l1,p32x2 c=vrf,v16",
     "matmul 3x1x20 bf16*bf16->f32 accum a=l1 b=l1,p32x2 c=vrf,v16",
     "move 7x100 bf16 src=l1 dst=l1,p32x2",
+    "matmul 1x2048x16384 bf16*bf16->f32 b=p32s2",
+    "matmul 1x2048x16384 bf16*bf16->f32 b=p128x2s2",
+    "matmul 16x7x100 bf16*bf16->f32 accum a=l1 b=l1,p16s4 c=vrf,v8",
 };
 
 TEST(SpecTextTest, CanonicalTextsPrintBackUnchanged) {
@@ -324,6 +329,19 @@ TEST(SpecTextTest, RejectsBadInterleave) {
   ExpectParseError("matmul 4x4x4 bf16 b=px2", {"panel width is 'x2'"});
   ExpectParseError("matmul 4x4x4 bf16 b=col,p32x2",
                    {"operand b is interleaved and column-major"});
+}
+
+// Sections: `pPsS` and `pPx2sS`, S 2, 4 or 8, row-major only.
+TEST(SpecTextTest, RejectsBadSections) {
+  ExpectParseError("matmul 4x4x64 bf16 b=p32s1",
+                   {"sections are 1", "must be 2, 4 or 8"});
+  ExpectParseError("matmul 4x4x64 bf16 b=p32s3", {"sections are 3"});
+  ExpectParseError("matmul 4x4x64 bf16 b=p32s16", {"sections are 16"});
+  ExpectParseError("matmul 4x4x64 bf16 b=p32s", {"sections is ''"});
+  ExpectParseError("matmul 4x4x64 bf16 b=p32x2s", {"sections is ''"});
+  ExpectParseError("matmul 4x4x64 bf16 b=ps2", {"panel width is 's2'"});
+  ExpectParseError("matmul 4x4x64 bf16 b=col,p32s2",
+                   {"operand b is in sections and column-major"});
 }
 
 // The pair layout survives where a plain panel would be simplified: one row

@@ -102,6 +102,30 @@ TEST_P(Bf16Test, PrePackedB) {
     }
 }
 
+// B pre-packed in panels dealt round sections (b=pPsS): two, four and eight
+// sections, a number of panels that fills the last group and ones that do
+// not (65 panels in two sections, 7 in four), k-pairs in sections, one panel
+// (no order to keep), serial and with two threads (each thread's tile is
+// compiled on its own and needs the whole matrix's section stride); f32 too.
+TEST_P(Bf16Test, PrePackedBInSections) {
+  for (int threads : {1, 2})
+    for (const char* text :
+         {"matmul 1x2048x16384 bf16*bf16->f32 b=p32s2",
+          "matmul 3x100x2053 bf16*bf16->f32 b=p32s2",
+          "matmul 16x7x100 bf16*bf16->f32 b=p16s4",
+          "matmul 1x1x100 bf16*bf16->f32 b=p16s2",
+          "matmul 4x33x50 bf16*bf16->f32 b=p16x2s2",
+          "matmul 13x2053x7 bf16*bf16->f32 b=p32s2",
+          "matmul 7x13x50 f32 b=p16s2", "matmul 64x64x64 f32 b=p8s4",
+          "matmul 2x64x1000 f32 b=p32s2",
+          "matmul 3x40x300 bf16*bf16->f32 b=p8s8"}) {
+      absl::StatusOr<Spec> s = ParseSpec(text);
+      ASSERT_TRUE(s.ok()) << s.status();
+      EXPECT_TRUE(KernelMatchesReference(Rt(GetParam(), threads), *s))
+          << text << ", " << threads << " threads";
+    }
+}
+
 // A pre-packed B whose panels are long DRAM streams, and a column-major one
 // whose columns are, get software prefetches (core/kernels.h,
 // kPrefetchPanelBytes, kPrefetchColumnBytes); short panels or columns (a

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "core/cost_model.h"
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
@@ -328,7 +329,9 @@ TEST(SearchTest, LowerBoundNeverExceedsTheBestCost) {
   for (const char* text : {"matmul 1x2048x16384 bf16*bf16->f32",
                            "matmul 16x300x100 bf16*bf16->f32 b=p32",
                            "matmul 3x100x70 bf16*bf16->f32 b=col",
-                           "matmul 1x2048x16384 bf16*bf16->f32 b=p64"})
+                           "matmul 1x2048x16384 bf16*bf16->f32 b=p64",
+                           "matmul 1x2048x16384 bf16*bf16->f32 b=p32s2",
+                           "matmul 16x300x100 bf16*bf16->f32 b=p16s2"})
     specs.push_back(*ParseSpec(text));
   int64_t nodes = 0;
   for (const Target& t : {Target::Avx2(caches), Target::Avx512(caches)}) {
@@ -353,7 +356,9 @@ TEST(SearchTest, PrePackedBIsStreamedAFewPanelsAtATime) {
   const CacheSizes caches{.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20};
   for (const Target& t : {Target::Avx2(caches), Target::Avx512(caches)}) {
     for (const char* text : {"matmul 1x2048x16384 bf16*bf16->f32 b=p32",
-                             "matmul 1x2048x16384 bf16*bf16->f32 b=p64"}) {
+                             "matmul 1x2048x16384 bf16*bf16->f32 b=p64",
+                             "matmul 1x2048x16384 bf16*bf16->f32 b=p32s2",
+                             "matmul 16x300x100 bf16*bf16->f32 b=p16s2"}) {
       Searcher s(t);
       auto impl = s.Solve(t.Bind(*ParseSpec(text)));
       ASSERT_TRUE(impl.ok()) << impl.status();
@@ -369,6 +374,39 @@ TEST(SearchTest, PrePackedBIsStreamedAFewPanelsAtATime) {
           EXPECT_LE(b.Panels(), t.cost.dram_streams) << PrintImpl(**impl);
         }
       });
+    }
+  }
+}
+
+// Panels in sections: a loop along n over more than one group of S panels
+// takes whole groups (the emitter steps a group at a time), a tile within a
+// group any whole panels; and the vector-matrix multiply reads two panels
+// side by side a section apart, not one after the other.
+TEST(SearchTest, PanelsInSectionsAreTiledByWholeGroups) {
+  const CacheSizes caches{.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20};
+  for (const Target& t : {Target::Avx2(caches), Target::Avx512(caches)}) {
+    for (const char* text : {"matmul 1x2048x16384 bf16*bf16->f32 b=p32s2",
+                             "matmul 16x300x1000 bf16*bf16->f32 b=p16s4",
+                             "matmul 5x64x200 f32 b=p8s4"}) {
+      Searcher s(t);
+      auto impl = s.Solve(t.Bind(*ParseSpec(text)));
+      ASSERT_TRUE(impl.ok()) << impl.status();
+      bool far_pair = false;
+      ForEachNode(**impl, [&](const ImplNode& node) {
+        const TensorSpec b = node.spec.Operand(1);
+        if (node.how.type == NodeType::kLoop && node.how.loop.dim == Dim::kN &&
+            b.aux.sections > 1) {
+          const int64_t group = b.aux.sections * b.aux.pack;
+          EXPECT_EQ(node.how.loop.tile % (b.cols > group ? group : b.aux.pack),
+                    0)
+              << PrintImpl(**impl);
+        }
+        far_pair |= node.how.type == NodeType::kAlloc &&
+                    node.how.alloc.operand == 1 && b.aux.level == Level::kGL &&
+                    b.Panels() == 2 && !b.AdjacentPanels();
+      });
+      if (absl::StrContains(text, "1x2048x16384"))
+        EXPECT_TRUE(far_pair) << PrintImpl(**impl);
     }
   }
 }

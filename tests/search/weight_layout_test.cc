@@ -35,15 +35,33 @@ std::vector<std::string> Names(const std::vector<Spec>& specs) {
 
 TEST(WeightLayoutTest, CandidatesFollowTheTarget) {
   const Spec bf16 = *ParseSpec("matmul 1x2048x16384 bf16*bf16->f32");
-  EXPECT_THAT(Names(WeightLayoutCandidates(bf16, Avx512Bf16())),
-              ElementsAre("row", "col", "p16", "p32", "p64", "p128", "p16x2",
-                          "p32x2", "p64x2", "p128x2"));
+  EXPECT_THAT(
+      Names(WeightLayoutCandidates(bf16, Avx512Bf16())),
+      ElementsAre("row", "col", "p16", "p32", "p64", "p128", "p16x2", "p32x2",
+                  "p64x2", "p128x2", "p16s2", "p32s2", "p64s2", "p128s2",
+                  "p16x2s2", "p32x2s2", "p64x2s2", "p128x2s2"));
   // No vdpbf16ps: no k-pairs; f32 never.
   EXPECT_THAT(Names(WeightLayoutCandidates(bf16, Target::Avx2(kCaches))),
-              ElementsAre("row", "col", "p16", "p32", "p64", "p128"));
+              ElementsAre("row", "col", "p16", "p32", "p64", "p128", "p16s2",
+                          "p32s2", "p64s2", "p128s2"));
   EXPECT_THAT(Names(WeightLayoutCandidates(*ParseSpec("matmul 8x64x100 f32"),
                                            Avx512Bf16())),
               ElementsAre("row", "col", "p16", "p32", "p64"));
+}
+
+// Sections only where each holds kMinSectionBytes (2 MiB): 2048 x 1024 bf16
+// is 4 MiB, two sections of 2 MiB; 2000 x 1000 (padded to 1024) is not.
+TEST(WeightLayoutTest, SectionsOnlyWhereTheyAreFarApart) {
+  auto sectioned = [](const char* text) {
+    int n = 0;
+    for (const Spec& s :
+         WeightLayoutCandidates(*ParseSpec(text), Target::Avx2(kCaches)))
+      n += s.aux[1].sections != 0;
+    return n;
+  };
+  EXPECT_EQ(sectioned("matmul 1x2048x1024 bf16*bf16->f32"), 4);
+  EXPECT_EQ(sectioned("matmul 1x2000x1000 bf16*bf16->f32"), 0);
+  EXPECT_EQ(sectioned("matmul 1x1024x1024 f32"), 4);
 }
 
 // Each candidate is canonical and distinct: panels no wider than N rounded
@@ -103,7 +121,8 @@ TEST(WeightLayoutTest, ErrorsNameTheProblem) {
 
 // With the search as the cost: the chosen layout's tree is no dearer than
 // any candidate's, and a vector-matrix multiply with bf16 weights is read
-// from k-pair panels where vdpbf16ps exists, from panels of rows where not.
+// from k-pair panels where vdpbf16ps exists, from panels of rows where not,
+// in two sections (its two panels side by side far apart, 4 MiB here).
 TEST(WeightLayoutTest, SearchChoosesPanelsForStreamedWeights) {
   for (const Target& t : {Avx512Bf16(), Target::Avx2(kCaches)}) {
     Searcher searcher(t);
@@ -119,6 +138,7 @@ TEST(WeightLayoutTest, SearchChoosesPanelsForStreamedWeights) {
     EXPECT_GT(c->spec.aux[1].pack, 0) << PrintSpec(c->spec);
     EXPECT_EQ(c->spec.aux[1].interleave, t.bf16_dot ? 2 : 0)
         << PrintSpec(c->spec);
+    EXPECT_EQ(c->spec.aux[1].sections, 2) << PrintSpec(c->spec);
   }
 }
 
