@@ -365,6 +365,7 @@ AMARENA_BF16_M(64);
       ->Iterations(1)                                         \
       ->Unit(benchmark::kMillisecond)                         \
       ->UseRealTime()
+PAIRED(avx2_m1, Isa::kAvx2, 1, 1, 400);
 PAIRED(avx512_m1, Isa::kAvx512, 1, 1, 400);
 PAIRED(avx512_m4, Isa::kAvx512, 4, 1, 200);
 PAIRED(avx512_m16, Isa::kAvx512, 16, 1, 100);
