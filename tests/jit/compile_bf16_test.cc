@@ -65,41 +65,40 @@ INSTANTIATE_TEST_SUITE_P(Isa, Bf16Test,
                            return std::string(Name(info.param));
                          });
 
+// Each Spec text, serial and with two threads, against the reference.
+void ExpectEachMatches(Isa isa, std::initializer_list<const char*> texts) {
+  for (int threads : {1, 2})
+    for (const char* text : texts) {
+      absl::StatusOr<Spec> s = ParseSpec(text);
+      ASSERT_TRUE(s.ok()) << s.status();
+      EXPECT_TRUE(KernelMatchesReference(Rt(isa, threads), *s))
+          << text << ", " << threads << " threads";
+    }
+}
+
 // The issue's shapes, serial and with two threads (a parallel root loop),
 // accumulating too, and through the Spec text.
 TEST_P(Bf16Test, IssueShapes) {
-  for (int threads : {1, 2})
-    for (const char* text :
-         {"matmul 1x2048x16384 bf16*bf16->f32",
-          "matmul 1x2048x16384 bf16*bf16->f32 b=col",
-          "matmul 4x2048x1000 bf16*bf16->f32",
-          "matmul 64x300x515 bf16*bf16->f32",
-          "matmul 17x33x129 bf16*bf16->f32 accum",
-          "matmul 9x130x20 bf16*bf16->f32 a=col b=col c=col"}) {
-      absl::StatusOr<Spec> s = ParseSpec(text);
-      ASSERT_TRUE(s.ok()) << s.status();
-      EXPECT_TRUE(KernelMatchesReference(Rt(GetParam(), threads), *s))
-          << threads << " threads";
-    }
+  ExpectEachMatches(
+      GetParam(),
+      {"matmul 1x2048x16384 bf16*bf16->f32",
+       "matmul 1x2048x16384 bf16*bf16->f32 b=col",
+       "matmul 4x2048x1000 bf16*bf16->f32", "matmul 64x300x515 bf16*bf16->f32",
+       "matmul 17x33x129 bf16*bf16->f32 accum",
+       "matmul 9x130x20 bf16*bf16->f32 a=col b=col c=col"});
 }
 
 // B pre-packed in row panels (b=pP, the weights a caller packs once with
 // Relayout): panels wider than, equal to and narrower than a vector, a last
 // panel cut short, serial and with two threads; f32 too.
 TEST_P(Bf16Test, PrePackedB) {
-  for (int threads : {1, 2})
-    for (const char* text :
-         {"matmul 1x2048x16384 bf16*bf16->f32 b=p32",
-          "matmul 3x100x2053 bf16*bf16->f32 b=p32",
-          "matmul 16x7x100 bf16*bf16->f32 b=p64",
-          "matmul 4x33x50 bf16*bf16->f32 b=p16",
-          "matmul 5x64x40 bf16*bf16->f32 b=p8 accum",
-          "matmul 7x13x50 f32 b=p16", "matmul 64x64x64 f32 b=p32"}) {
-      absl::StatusOr<Spec> s = ParseSpec(text);
-      ASSERT_TRUE(s.ok()) << s.status();
-      EXPECT_TRUE(KernelMatchesReference(Rt(GetParam(), threads), *s))
-          << threads << " threads";
-    }
+  ExpectEachMatches(GetParam(),
+                    {"matmul 1x2048x16384 bf16*bf16->f32 b=p32",
+                     "matmul 3x100x2053 bf16*bf16->f32 b=p32",
+                     "matmul 16x7x100 bf16*bf16->f32 b=p64",
+                     "matmul 4x33x50 bf16*bf16->f32 b=p16",
+                     "matmul 5x64x40 bf16*bf16->f32 b=p8 accum",
+                     "matmul 7x13x50 f32 b=p16", "matmul 64x64x64 f32 b=p32"});
 }
 
 // B pre-packed in panels dealt round sections (b=pPsS): two, four and eight
@@ -108,22 +107,16 @@ TEST_P(Bf16Test, PrePackedB) {
 // (no order to keep), serial and with two threads (each thread's tile is
 // compiled on its own and needs the whole matrix's section stride); f32 too.
 TEST_P(Bf16Test, PrePackedBInSections) {
-  for (int threads : {1, 2})
-    for (const char* text :
-         {"matmul 1x2048x16384 bf16*bf16->f32 b=p32s2",
-          "matmul 3x100x2053 bf16*bf16->f32 b=p32s2",
-          "matmul 16x7x100 bf16*bf16->f32 b=p16s4",
-          "matmul 1x1x100 bf16*bf16->f32 b=p16s2",
-          "matmul 4x33x50 bf16*bf16->f32 b=p16x2s2",
-          "matmul 13x2053x7 bf16*bf16->f32 b=p32s2",
-          "matmul 7x13x50 f32 b=p16s2", "matmul 64x64x64 f32 b=p8s4",
-          "matmul 2x64x1000 f32 b=p32s2",
-          "matmul 3x40x300 bf16*bf16->f32 b=p8s8"}) {
-      absl::StatusOr<Spec> s = ParseSpec(text);
-      ASSERT_TRUE(s.ok()) << s.status();
-      EXPECT_TRUE(KernelMatchesReference(Rt(GetParam(), threads), *s))
-          << text << ", " << threads << " threads";
-    }
+  ExpectEachMatches(
+      GetParam(),
+      {"matmul 1x2048x16384 bf16*bf16->f32 b=p32s2",
+       "matmul 3x100x2053 bf16*bf16->f32 b=p32s2",
+       "matmul 16x7x100 bf16*bf16->f32 b=p16s4",
+       "matmul 1x1x100 bf16*bf16->f32 b=p16s2",
+       "matmul 4x33x50 bf16*bf16->f32 b=p16x2s2",
+       "matmul 13x2053x7 bf16*bf16->f32 b=p32s2", "matmul 7x13x50 f32 b=p16s2",
+       "matmul 64x64x64 f32 b=p8s4", "matmul 2x64x1000 f32 b=p32s2",
+       "matmul 3x40x300 bf16*bf16->f32 b=p8s8"});
 }
 
 // A pre-packed B whose panels are long DRAM streams, and a column-major one
