@@ -106,15 +106,19 @@ struct TensorSpec {
   int64_t Panels() const {
     return aux.pack ? (InnerExtent() + aux.pack - 1) / aux.pack : 0;
   }
-  // Panel slots a packed tensor stores (its panels, and in sections the
-  // unused slots of the last group), and the slot panel q is stored in.
+  // Panel slots in each section (all panels when not in sections), slots a
+  // packed tensor stores (its panels, and in sections the unused slots of
+  // the last group), and the slot panel q is stored in.
+  int64_t SectionSlots() const {
+    const int64_t sec = std::max<int64_t>(aux.sections, 1);
+    return (Panels() + sec - 1) / sec;
+  }
   int64_t PanelSlots() const {
-    const int64_t np = Panels(), sec = aux.sections;
-    return sec > 1 ? (np + sec - 1) / sec * sec : np;
+    return SectionSlots() * std::max<int64_t>(aux.sections, 1);
   }
   int64_t PanelSlot(int64_t q) const {
     const int64_t sec = aux.sections;
-    return sec > 1 ? (q % sec) * (PanelSlots() / sec) + q / sec : q;
+    return sec > 1 ? (q % sec) * SectionSlots() + q / sec : q;
   }
   // Whether two panels this packed tile reads lie next to each other in
   // memory: it spans two or more panels, more than its sections.

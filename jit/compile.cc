@@ -96,8 +96,7 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
       // for the distance between sections, which is the whole matrix's.)
       if (pitch == 0 && t.aux.pack == 0)
         pitch = t.aux.layout == Layout::kRowMajor ? t.cols : t.rows;
-      if (pitch == 0 && t.aux.sections > 1)
-        pitch = t.PanelSlots() / t.aux.sections;
+      if (pitch == 0 && t.aux.sections > 1) pitch = t.SectionSlots();
     }
     for (size_t c = 0; c < root.children.size(); ++c) {
       AMARENA_ASSIGN_OR_RETURN(

@@ -96,14 +96,13 @@ View MemoryView(const TensorSpec& t, int64_t pitch) {
   const bool row_major = t.aux.layout == Layout::kRowMajor;
   // Packed: `pitch` only says how far apart sections are (a tile of one
   // panel, or one not in sections, ignores it).
-  const int64_t slots_per_section =
-      pitch ? pitch : t.PanelSlots() / std::max<int64_t>(t.aux.sections, 1);
-  if (pitch == 0 || p) pitch = p ? p : t.InnerExtent();
+  const int64_t section_slots = pitch ? pitch : t.SectionSlots();
+  const int64_t stride = p ? p : pitch ? pitch : t.InnerExtent();
   View v;
   v.rows = t.rows;
   v.cols = t.cols;
-  v.row_stride = row_major ? pitch * es : es;
-  v.col_stride = row_major ? es : pitch * es;
+  v.row_stride = row_major ? stride * es : es;
+  v.col_stride = row_major ? es : stride * es;
   if (p) {
     v.panel_axis = row_major ? Axis::kCols : Axis::kRows;
     v.panel = p;
@@ -117,7 +116,7 @@ View MemoryView(const TensorSpec& t, int64_t pitch) {
     }
     if (t.aux.sections > 1) {
       v.sections = t.aux.sections;
-      v.section_stride = slots_per_section * v.panel_run;
+      v.section_stride = section_slots * v.panel_run;
     }
     v = v.Slice(0, 0, t.rows, t.cols);  // one panel, or one group: plainer
   }

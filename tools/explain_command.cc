@@ -42,7 +42,7 @@ int ExplainCommand(const std::string& text, const std::string& schedule,
     }
     for (const auto& [s, cost] : choice->tried)
       std::printf(
-          "b layout: %-6s cost=%lld%s\n", WeightLayoutName(s.aux[1]).c_str(),
+          "b layout: %-8s cost=%lld%s\n", WeightLayoutName(s.aux[1]).c_str(),
           static_cast<long long>(cost), s == choice->spec ? "  (chosen)" : "");
     spec = choice->spec;
   }

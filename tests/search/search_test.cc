@@ -405,8 +405,9 @@ TEST(SearchTest, PanelsInSectionsAreTiledByWholeGroups) {
                     node.how.alloc.operand == 1 && b.aux.level == Level::kGL &&
                     b.Panels() == 2 && !b.AdjacentPanels();
       });
-      if (absl::StrContains(text, "1x2048x16384"))
+      if (absl::StrContains(text, "1x2048x16384")) {
         EXPECT_TRUE(far_pair) << PrintImpl(**impl);
+      }
     }
   }
 }
