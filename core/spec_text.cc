@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/reference.h"
 #include "core/status_macros.h"
 
 namespace amarena {
@@ -310,9 +311,11 @@ absl::Status Parser::CheckSizes(const Spec& s) const {
   std::vector<absl::string_view> names = OperandNames(s.kind);
   for (int i = 0; i < s.NumOperands(); ++i) {
     TensorSpec t = s.Operand(i);
-    // Each dim is below 2^31, so the product fits in 128 bits.
+    // What its layout stores (panel padding and unused section slots
+    // included), which is what the JIT addresses: below 2^63 for dims below
+    // 2^31, so the product with the batch fits in 128 bits.
     __int128 bytes =
-        static_cast<__int128>(s.b) * t.rows * t.cols * SizeOf(t.aux.dtype);
+        static_cast<__int128>(s.b) * StoredElements(t) * SizeOf(t.aux.dtype);
     if (bytes > kMaxOperandBytes)
       return Error(absl::StrCat(
           "operand ", names[i], " needs ", static_cast<double>(bytes),

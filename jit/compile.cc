@@ -1,38 +1,21 @@
 #include "jit/compile.h"
 
 #include <cstdlib>
+#include <new>
 
 #include "absl/strings/str_cat.h"
+#include "core/reference.h"
 #include "core/spec_text.h"
 #include "core/status_macros.h"
 #include "core/tensor_spec.h"
+#include "jit/emit_check.h"
 #include "jit/emitter.h"
 #include "jit/publish.h"
+#include "jit/scratch.h"
 
 namespace amarena {
 
 CompiledKernel::~CompiledKernel() = default;
-
-namespace {
-
-// One growing, 64-byte aligned scratch area per thread, shared by every kernel
-// that thread runs (a kernel's buffers are dead once it returns).
-void* ThreadScratch(int64_t bytes) {
-  struct Free {
-    void operator()(void* p) const { std::free(p); }
-  };
-  thread_local std::unique_ptr<void, Free> area;
-  thread_local int64_t size = 0;
-  if (size < bytes) {
-    size_t rounded = (static_cast<size_t>(bytes) + 4095) / 4096 * 4096;
-    area.reset(std::aligned_alloc(4096, rounded));
-    AMARENA_CHECK(area != nullptr);
-    size = static_cast<int64_t>(rounded);
-  }
-  return area.get();
-}
-
-}  // namespace
 
 void CompiledKernel::RunTile(void* const* operands, size_t tile) const {
   void* moved[3];
@@ -63,7 +46,8 @@ void CompiledKernel::Run(void* const* operands, pthreadpool_t pool) const {
   void* with_scratch[4];
   AMARENA_CHECK(num_operands_ < 4);
   for (int i = 0; i < num_operands_; ++i) with_scratch[i] = operands[i];
-  with_scratch[num_operands_] = ThreadScratch(scratch_bytes_);
+  with_scratch[num_operands_] = jit::ThreadScratch(scratch_bytes_);
+  AMARENA_CHECK(with_scratch[num_operands_] != nullptr);
   fn_(with_scratch);
 }
 
@@ -74,7 +58,42 @@ size_t CompiledKernel::code_size() const {
   return tasks_.empty() ? code_.size() : tasks_[0]->code_size();
 }
 
-absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
+namespace {
+
+// The emitter's bounds audit against what each region holds: an operand's
+// stored bytes (when it is the whole operand, not a tile of a larger one at a
+// pitch), the scratch area's size.
+absl::Status CheckBounds(const jit::Emitter& gen, const Spec& s,
+                         const CompileOptions& options) {
+  for (int r = 0; r <= jit::Emitter::kScratchRegion; ++r) {
+    const jit::Emitter::Range& t = gen.Touched(r);
+    if (t.min > t.max) continue;  // nothing accessed
+    int64_t bytes = 0;
+    if (r == jit::Emitter::kScratchRegion) {
+      bytes = gen.scratch_bytes();
+    } else if (r < s.NumOperands() &&
+               options.leading[static_cast<size_t>(r)] == 0) {
+      const TensorSpec t = s.Operand(r);
+      bytes = StoredElements(t) * SizeOf(t.aux.dtype);
+    } else {
+      continue;
+    }
+    if (t.min < 0 || t.max >= bytes)
+      return absl::InternalError(absl::StrCat(
+          "cannot compile ", PrintSpec(s), ": the code would access ",
+          r == jit::Emitter::kScratchRegion ? "its scratch area"
+                                            : absl::StrCat("operand ", r),
+          " at byte offsets ", t.min, " to ", t.max, ", must stay within 0 to ",
+          bytes - 1, " (a bug in amarena)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+// Compile without the net for exceptions (the parallel root compiles its
+// tiles through it too).
+absl::StatusOr<std::unique_ptr<CompiledKernel>> CompileUnchecked(
     const ImplNode& root, const Target& target, std::string name,
     const CompileOptions& options) {
   for (int i = 0; i < root.spec.NumOperands(); ++i)
@@ -101,8 +120,9 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
     for (size_t c = 0; c < root.children.size(); ++c) {
       AMARENA_ASSIGN_OR_RETURN(
           std::unique_ptr<CompiledKernel> task,
-          Compile(*root.children[c], target,
-                  absl::StrCat(name, c == 0 ? "_tile" : "_rem"), tile_options));
+          CompileUnchecked(*root.children[c], target,
+                           absl::StrCat(name, c == 0 ? "_tile" : "_rem"),
+                           tile_options));
       k->tasks_.push_back(std::move(task));
     }
     for (int i = 0; i < s.NumOperands(); ++i) {
@@ -117,24 +137,14 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
     k->name_ = std::move(name);
     return k;
   }
-  int64_t scratch_bytes = 0;
-  try {
-    jit::Emitter gen(target);
-    gen.LimitGprs(options.max_gprs);
-    gen.EmitFunction(root, options.leading);
-    gen.ready();  // resolve labels (the buffer stays plain heap memory)
-    AMARENA_ASSIGN_OR_RETURN(k->code_, jit::CodeArena::Global().Publish(
-                                           gen.getCode(), gen.getSize()));
-    scratch_bytes = gen.scratch_bytes();
-  } catch (const Xbyak::Error& e) {
-    int code = static_cast<int>(e);
-    std::string what =
-        absl::StrCat("cannot compile ", PrintSpec(root.spec), ": Xbyak error ",
-                     code, " (", e.what(), ")");
-    if (code == Xbyak::ERR_CANT_ALLOC || code == Xbyak::ERR_CODE_IS_TOO_BIG)
-      return absl::ResourceExhaustedError(what);
-    return absl::InternalError(what);
-  }
+  jit::Emitter gen(target);
+  gen.LimitGprs(options.max_gprs);
+  gen.EmitFunction(root, options.leading);
+  AMARENA_RETURN_IF_ERROR(CheckBounds(gen, root.spec, options));
+  gen.ready();  // resolve labels (the buffer stays plain heap memory)
+  AMARENA_ASSIGN_OR_RETURN(
+      k->code_, jit::CodeArena::Global().Publish(gen.getCode(), gen.getSize()));
+  const int64_t scratch_bytes = gen.scratch_bytes();
   k->fn_ =
       reinterpret_cast<CompiledKernel::Fn>(const_cast<void*>(k->code_.data()));
   k->num_operands_ = root.spec.NumOperands();
@@ -142,6 +152,32 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
   k->name_ = std::move(name);
   jit::PublishCode(k->name_, k->code_.data(), k->code_.size());
   return k;
+}
+
+// Whatever the generator throws stops here: its own checks (EmitError, with
+// the status code they chose), Xbyak's errors and running out of memory.
+absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
+    const ImplNode& root, const Target& target, std::string name,
+    const CompileOptions& options) {
+  auto failed = [&](absl::StatusCode code, absl::string_view what) {
+    return absl::Status(code, absl::StrCat("cannot compile ",
+                                           PrintSpec(root.spec), ": ", what));
+  };
+  try {
+    return CompileUnchecked(root, target, std::move(name), options);
+  } catch (const jit::EmitError& e) {
+    return failed(e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    return failed(absl::StatusCode::kResourceExhausted,
+                  "out of memory for the code being generated");
+  } catch (const Xbyak::Error& e) {
+    const int code = static_cast<int>(e);
+    const bool full =
+        code == Xbyak::ERR_CANT_ALLOC || code == Xbyak::ERR_CODE_IS_TOO_BIG;
+    return failed(full ? absl::StatusCode::kResourceExhausted
+                       : absl::StatusCode::kInternal,
+                  absl::StrCat("Xbyak error ", code, " (", e.what(), ")"));
+  }
 }
 
 std::string KernelName(const Spec& s) {

@@ -50,6 +50,8 @@ class CompiledKernel {
  private:
   friend absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(
       const ImplNode&, const Target&, std::string, const CompileOptions&);
+  friend absl::StatusOr<std::unique_ptr<CompiledKernel>> CompileUnchecked(
+      const ImplNode&, const Target&, std::string, const CompileOptions&);
   CompiledKernel() = default;
   jit::CodeBlock code_;
   Fn fn_ = nullptr;

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "core/status_macros.h"
+#include "jit/emit_check.h"
 #include "jit/emitter.h"
 
 namespace amarena::jit {
@@ -24,8 +24,8 @@ namespace amarena::jit {
 // along k (kPairPrefetchRows) when it has at least kPairPrefetchMinRows rows.
 void EmitOuterBf16(Emitter& e, const Spec& s, std::span<const View> v) {
   const View &a = v[0], &b = v[1], &c = v[2];
-  AMARENA_CHECK(e.target().bf16_dot && s.k <= 2 && c.vw >= 8);
-  AMARENA_CHECK(b.pair_offset == 2 && b.col_stride == 4);
+  AMARENA_JIT_CHECK(e.target().bf16_dot && s.k <= 2 && c.vw >= 8);
+  AMARENA_JIT_CHECK(b.pair_offset == 2 && b.col_stride == 4);
   const int vw = c.vw;
   const int64_t nv = (s.n + vw - 1) / vw;
   // B's pairs kPairPrefetchRows pair rows ahead, a line each 64 bytes
@@ -53,7 +53,7 @@ void EmitOuterBf16(Emitter& e, const Spec& s, std::span<const View> v) {
   const Xbyak::Xmm bcast = Emitter::VecW(t, vw);
   for (int64_t i = 0; i < s.m; ++i) {
     if (s.k == 2) {
-      AMARENA_CHECK(a.col_stride == 2);
+      AMARENA_JIT_CHECK(a.col_stride == 2);
       e.vpbroadcastd(bcast, a.At(i, 0));
     } else {
       e.vpbroadcastw(bcast, a.At(i, 0));
@@ -74,7 +74,7 @@ void EmitOuterBf16(Emitter& e, const Spec& s, std::span<const View> v) {
 // and written under k1. Two scratch registers.
 void EmitCopyPairs(Emitter& e, const Spec& s, std::span<const View> v) {
   const View &src = v[0], &dst = v[1];
-  AMARENA_CHECK(e.target().bf16_dot && dst.pair_offset == 2);
+  AMARENA_JIT_CHECK(e.target().bf16_dot && dst.pair_offset == 2);
   const int lanes = e.target().f32_lanes;
   // A plain B whose rows are separate DRAM streams: each row's lines
   // kPrefetchRows rows ahead, as the broadcast kernel does (core/kernels.h).

@@ -1,7 +1,7 @@
 // One emitter per microkernel in core/kernels.h. Applicability, scratch
 // registers and cost live there; each emitter below relies on them (and only
 // asserts: the search has already checked).
-#include "core/status_macros.h"
+#include "jit/emit_check.h"
 #include "jit/emitter.h"
 
 namespace amarena::jit {
@@ -111,14 +111,14 @@ void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
     bregs.push_back(r);
     int valid = static_cast<int>(std::min<int64_t>(vw, s.n - j * vw));
     if (b_bf16) {
-      AMARENA_CHECK(vw == 1 || b.col_stride == 2 ||
-                    b.panel_axis == Axis::kCols);
+      AMARENA_JIT_CHECK(vw == 1 || b.col_stride == 2 ||
+                        b.panel_axis == Axis::kCols);
       LoadWidened(
           e, r, [&](int q) { return b.At(0, j * vw + q); }, vw, valid);
     } else if (vw == 1) {
       e.vmovss(Xmm(r), b.At(0, j));
     } else {
-      AMARENA_CHECK(b.col_stride == 4 || b.panel_axis == Axis::kCols);
+      AMARENA_JIT_CHECK(b.col_stride == 4 || b.panel_axis == Axis::kCols);
       VectorAccess(e, /*load=*/true, r, b.At(0, j * vw), vw, valid, mask);
     }
   }
@@ -192,8 +192,11 @@ void VectorMove(Emitter& e, const View& mem, const View& reg, bool load) {
       if (reg.vw == 1) {
         load ? e.vmovss(Xmm(r), mem.At(i, j)) : e.vmovss(mem.At(i, j), Xmm(r));
       } else {
-        AMARENA_CHECK(mem.col_stride == 4 || mem.panel_axis == Axis::kCols);
         int valid = static_cast<int>(std::min<int64_t>(reg.vw, reg.cols - j));
+        // The lanes are consecutive elements in memory, or just one (a
+        // column-major tile one column wide: one element per register).
+        AMARENA_JIT_CHECK(mem.col_stride == 4 ||
+                          mem.panel_axis == Axis::kCols || valid == 1);
         VectorAccess(e, load, r, mem.At(i, j), reg.vw, valid, mask);
       }
     }
@@ -209,14 +212,14 @@ void Copy(Emitter& e, const Spec& s, std::span<const View> v) {
   const View &src = v[0], &dst = v[1];
   const TensorSpec st = s.Operand(0), dt = s.Operand(1);
   const int lanes = e.target().f32_lanes;
-  const bool same = st.aux.layout == dt.aux.layout &&
-                    st.aux.interleave == dt.aux.interleave;
+  const bool same =
+      st.aux.layout == dt.aux.layout && st.aux.interleave == dt.aux.interleave;
   const bool vec = same && st.aux.pack % lanes == 0 && dt.aux.pack % lanes == 0;
   const bool row_major = !same || st.aux.layout == Layout::kRowMajor;
   const int64_t inner = row_major ? s.n : s.m, outer = row_major ? s.m : s.n;
   const bool from_bf16 = st.aux.dtype == DType::kBF16;
   const bool to_bf16 = dt.aux.dtype == DType::kBF16;
-  AMARENA_CHECK(from_bf16 || !to_bf16);
+  AMARENA_JIT_CHECK(from_bf16 || !to_bf16);
   int x = e.AllocVreg();
   for (int64_t o = 0; o < outer; ++o) {
     int64_t p = 0;
@@ -358,7 +361,7 @@ void Dot(Emitter& e, const Spec& s, std::span<const View> v) {
 // Then the accumulators' sum and a horizontal sum, as in Dot.
 void DotBf16(Emitter& e, const Spec& s, std::span<const View> v) {
   const View &a = v[0], &b = v[1], &c = v[2];
-  AMARENA_CHECK(e.target().bf16_dot);
+  AMARENA_JIT_CHECK(e.target().bf16_dot);
   const int lanes = 2 * e.target().f32_lanes;  // bf16 per zmm
   const int64_t nv = (s.k + lanes - 1) / lanes;
   const std::vector<int> acc = ZeroedAccumulators(e, nv);
@@ -416,7 +419,7 @@ void EmitKernel(Emitter& e, const Spec& spec, KernelId id,
     case KernelId::kCopyPairs:
       return EmitCopyPairs(e, spec, views);
   }
-  AMARENA_CHECK(false);
+  AMARENA_JIT_CHECK(false);
 }
 
 }  // namespace amarena::jit

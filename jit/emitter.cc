@@ -2,17 +2,18 @@
 
 #include <algorithm>
 
-#include "core/status_macros.h"
+#include "core/reference.h"
+#include "jit/emit_check.h"
 
 namespace amarena::jit {
 
 using Xbyak::Reg64;
 
 int64_t View::Offset(int64_t i, int64_t j) const {
-  AMARENA_CHECK(!in_regs);
+  AMARENA_JIT_CHECK(!in_regs);
   int64_t off = disp + j * col_stride;
   if (pair_offset != 0) {
-    AMARENA_CHECK(panel_axis != Axis::kRows);
+    AMARENA_JIT_CHECK(panel_axis != Axis::kRows);
     off += (i / 2) * row_stride + (i % 2) * pair_offset;
   } else {
     off += i * row_stride;
@@ -29,8 +30,23 @@ int64_t View::Offset(int64_t i, int64_t j) const {
   return off;
 }
 
+namespace {
+// The Emitter whose EmitFunction is running on this thread (the audit).
+thread_local Emitter* auditing = nullptr;
+}  // namespace
+
 Xbyak::Address View::At(int64_t i, int64_t j) const {
-  return Xbyak::util::ptr[base + static_cast<int32_t>(Offset(i, j))];
+  const int64_t off = Offset(i, j);
+  if (auditing != nullptr) auditing->Touch(base, off);
+  return Xbyak::util::ptr[base + Disp32(off)];
+}
+
+void Emitter::Touch(const Reg64& base, int64_t offset) {
+  const Points& p = points_[static_cast<size_t>(base.getIdx())];
+  AMARENA_JIT_CHECK(p.region >= 0);  // every base points somewhere known
+  Range& r = touched_[static_cast<size_t>(p.region)];
+  r.min = std::min(r.min, p.lo + offset);
+  r.max = std::max(r.max, p.hi + offset);
 }
 
 View View::Slice(int64_t r0, int64_t c0, int64_t nrows, int64_t ncols) const {
@@ -38,7 +54,7 @@ View View::Slice(int64_t r0, int64_t c0, int64_t nrows, int64_t ncols) const {
   v.rows = nrows;
   v.cols = ncols;
   if (!in_regs) {
-    AMARENA_CHECK(pair_offset == 0 || r0 % 2 == 0);
+    AMARENA_JIT_CHECK(pair_offset == 0 || r0 % 2 == 0);
     v.disp = Offset(r0, c0);
     if (panel_axis != Axis::kNone) {
       int64_t start = panel_axis == Axis::kCols ? c0 : r0;
@@ -50,12 +66,12 @@ View View::Slice(int64_t r0, int64_t c0, int64_t nrows, int64_t ncols) const {
           v.panel_stride = section_stride;
           v.sections = v.section_stride = 0;
         } else {
-          AMARENA_CHECK(start % group == 0);
+          AMARENA_JIT_CHECK(start % group == 0);
         }
       }
       if (start % panel != 0 || len <= panel) {
         // Within one panel: plain strides from here on.
-        AMARENA_CHECK(start % panel + len <= panel);
+        AMARENA_JIT_CHECK(start % panel + len <= panel);
         v.panel_axis = Axis::kNone;
         v.panel = v.panel_stride = 0;
         v.sections = v.section_stride = 0;
@@ -69,7 +85,7 @@ View View::Slice(int64_t r0, int64_t c0, int64_t nrows, int64_t ncols) const {
     }
     return v;
   }
-  AMARENA_CHECK(c0 % vw == 0);
+  AMARENA_JIT_CHECK(c0 % vw == 0);
   v.regs.clear();
   for (int64_t i = 0; i < nrows; ++i)
     for (int64_t j = 0; j < ncols; j += vw)
@@ -78,14 +94,14 @@ View View::Slice(int64_t r0, int64_t c0, int64_t nrows, int64_t ncols) const {
 }
 
 int64_t View::Step(Axis axis, int64_t tile) const {
-  AMARENA_CHECK(!in_regs && axis != Axis::kNone);
+  AMARENA_JIT_CHECK(!in_regs && axis != Axis::kNone);
   if (axis == panel_axis) {
     const int64_t group = panel * std::max<int64_t>(sections, 1);
-    AMARENA_CHECK(tile % group == 0);
+    AMARENA_JIT_CHECK(tile % group == 0);
     return tile / group * panel_stride;
   }
   if (axis == Axis::kRows && pair_offset != 0) {
-    AMARENA_CHECK(tile % 2 == 0);
+    AMARENA_JIT_CHECK(tile % 2 == 0);
     return tile / 2 * row_stride;
   }
   return tile * (axis == Axis::kRows ? row_stride : col_stride);
@@ -108,7 +124,7 @@ View MemoryView(const TensorSpec& t, int64_t pitch) {
     v.panel = p;
     v.panel_stride = v.panel_run = t.OuterExtent() * p * es;
     if (const int64_t g = t.aux.interleave) {  // row-major pairs (g == 2)
-      AMARENA_CHECK(g == 2 && row_major);
+      AMARENA_JIT_CHECK(g == 2 && row_major);
       v.row_stride = g * p * es;
       v.col_stride = g * es;
       v.pair_offset = es;
@@ -159,7 +175,7 @@ void Emitter::LimitGprs(size_t n) {
 }
 
 int Emitter::AllocVreg() {
-  AMARENA_CHECK(!free_vregs_.empty());
+  AMARENA_JIT_CHECK(!free_vregs_.empty());
   int r = free_vregs_.back();
   free_vregs_.pop_back();
   return r;
@@ -167,7 +183,7 @@ int Emitter::AllocVreg() {
 void Emitter::FreeVreg(int r) { free_vregs_.push_back(r); }
 
 Reg64 Emitter::AllocGpr() {
-  AMARENA_CHECK(!free_gprs_.empty());
+  AMARENA_JIT_CHECK(!free_gprs_.empty());
   int r = free_gprs_.back();
   free_gprs_.pop_back();
   return Reg64(r);
@@ -176,13 +192,10 @@ void Emitter::FreeGpr(const Reg64& r) { free_gprs_.push_back(r.getIdx()); }
 
 namespace {
 
-// Bytes of a buffer holding `t`, panels (and interleaved rows) padded to
-// whole.
+// Bytes of a buffer holding `t`: what its layout addresses, panel padding,
+// interleaved rows padded to whole pairs and unused section slots included.
 int64_t BufferBytes(const TensorSpec& t) {
-  int64_t inner = t.InnerExtent(), outer = t.OuterExtent();
-  if (t.aux.pack) inner = (inner + t.aux.pack - 1) / t.aux.pack * t.aux.pack;
-  if (t.aux.interleave) outer = (outer + 1) / 2 * 2;
-  return inner * outer * SizeOf(t.aux.dtype);
+  return StoredElements(t) * SizeOf(t.aux.dtype);
 }
 
 int64_t AlignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
@@ -205,20 +218,26 @@ int64_t ScratchNeeded(const ImplNode& node) {
 
 void Emitter::EmitFunction(const ImplNode& root,
                            const std::array<int64_t, 3>& leading) {
+  struct Audit {
+    explicit Audit(Emitter* e) { auditing = e; }
+    ~Audit() { auditing = nullptr; }
+  } audit(this);
   static const Reg64 kSaved[] = {rbx, rbp, r12, r13, r14, r15};
   for (const Reg64& r : kSaved) push(r);
   scratch_bytes_ = ScratchNeeded(root);
   if (scratch_bytes_ > 0) {
     scratch_ = AllocGpr();
     mov(scratch_, ptr[rdi + 8 * root.spec.NumOperands()]);
+    points_[static_cast<size_t>(scratch_.getIdx())] = {kScratchRegion, 0, 0};
   }
   std::vector<View> views;
   for (int i = 0; i < root.spec.NumOperands(); ++i) {
     TensorSpec t = root.spec.Operand(i);
-    AMARENA_CHECK(t.aux.level == Level::kGL);
+    AMARENA_JIT_CHECK(t.aux.level == Level::kGL);
     View v = MemoryView(t, leading[static_cast<size_t>(i)]);
     v.base = AllocGpr();
     mov(v.base, ptr[rdi + 8 * i]);
+    points_[static_cast<size_t>(v.base.getIdx())] = {i, 0, 0};
     views.push_back(v);
   }
   Lower(root, views);
@@ -301,28 +320,44 @@ void Emitter::LowerLoop(const ImplNode& node, std::span<const View> views) {
   for (int i = 0; i < n; ++i) {
     Axis axis = OperandAxis(s, i, loop.dim);
     if (axis != Axis::kNone) {
-      AMARENA_CHECK(!views[i].in_regs);  // the search unrolls those loops
+      AMARENA_JIT_CHECK(!views[i].in_regs);  // the search unrolls those loops
       step[i] = views[i].Step(axis, loop.tile);
     }
     for (int j = 0; j < i; ++j)  // in-place bumps need distinct base registers
-      AMARENA_CHECK(!(step[i] && step[j] && views[i].base == views[j].base));
+      AMARENA_JIT_CHECK(
+          !(step[i] && step[j] && views[i].base == views[j].base));
   }
   std::vector<View> body = tile_views(0, loop.tile);
   // The counter lives in a GPR when the search gave it one (and the pool, which
   // tests may shrink, has one); otherwise in a stack slot (rsp-relative slots
   // nest like the loops).
+  AMARENA_JIT_CHECK(loop.full_iters >= 1);  // dec-then-jnz runs at least once
   const bool in_reg = loop.counter_in_reg && HasFreeGpr();
   Reg64 counter = in_reg ? AllocGpr() : Reg64();
   if (in_reg) {
     mov(counter, loop.full_iters);
   } else {
-    push(static_cast<int32_t>(loop.full_iters));
+    push(Disp32(loop.full_iters));
+  }
+  // The audit: in the body, a stepped base may hold any of its iterations'
+  // offsets; at the remainder, it has moved by every full iteration.
+  std::vector<Points> saved(static_cast<size_t>(n));
+  auto shift = [&](int i, int64_t from, int64_t to) {
+    Points& p = points_[static_cast<size_t>(views[i].base.getIdx())];
+    p.lo = saved[static_cast<size_t>(i)].lo + std::min(from, to);
+    p.hi = saved[static_cast<size_t>(i)].hi + std::max(from, to);
+  };
+  for (int i = 0; i < n; ++i) {
+    if (!step[i]) continue;
+    saved[static_cast<size_t>(i)] =
+        points_[static_cast<size_t>(views[i].base.getIdx())];
+    shift(i, 0, step[i] * (loop.full_iters - 1));
   }
   Xbyak::Label top;
   L(top);
   Lower(*node.children[0], body);
   for (int i = 0; i < n; ++i)
-    if (step[i]) add(views[i].base, static_cast<int32_t>(step[i]));
+    if (step[i]) add(views[i].base, Disp32(step[i]));
   if (in_reg) {
     dec(counter);
     FreeGpr(counter);
@@ -332,10 +367,15 @@ void Emitter::LowerLoop(const ImplNode& node, std::span<const View> views) {
   jnz(top);
   if (!in_reg) add(rsp, 8);
   // Bases now point at the remainder tile.
+  for (int i = 0; i < n; ++i)
+    if (step[i]) shift(i, step[i] * loop.full_iters, step[i] * loop.full_iters);
   if (rem) Lower(*node.children[1], tile_views(0, rem));
   for (int i = 0; i < n; ++i)
     if (step[i])
-      sub(views[i].base, static_cast<int32_t>(step[i] * loop.full_iters));
+      points_[static_cast<size_t>(views[i].base.getIdx())] =
+          saved[static_cast<size_t>(i)];
+  for (int i = 0; i < n; ++i)
+    if (step[i]) sub(views[i].base, Disp32(step[i] * loop.full_iters));
 }
 
 void Emitter::LowerAlloc(const ImplNode& node, std::span<const View> views) {
@@ -383,9 +423,13 @@ void Emitter::LowerBuffer(const ImplNode& node, std::span<const View> views) {
   const int64_t bytes = AlignUp(BufferBytes(t), 64);
   View buf = MemoryView(t);
   buf.base = AllocGpr();
-  lea(buf.base, ptr[scratch_ + static_cast<int32_t>(scratch_top_)]);
+  lea(buf.base, ptr[scratch_ + Disp32(scratch_top_)]);
+  Points& p = points_[static_cast<size_t>(buf.base.getIdx())];
+  p = points_[static_cast<size_t>(scratch_.getIdx())];
+  p.lo += scratch_top_;
+  p.hi += scratch_top_;
   scratch_top_ += bytes;
-  AMARENA_CHECK(scratch_top_ <= scratch_bytes_);
+  AMARENA_JIT_CHECK(scratch_top_ <= scratch_bytes_);
   LowerAllocChildren(node, views, buf);
   scratch_top_ -= bytes;
   FreeGpr(buf.base);

@@ -17,6 +17,8 @@
 #ifndef AMARENA_JIT_EMITTER_H_
 #define AMARENA_JIT_EMITTER_H_
 
+#include <array>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -90,6 +92,23 @@ class Emitter : public Xbyak::CodeGenerator {
                     const std::array<int64_t, 3>& leading = {});
   int64_t scratch_bytes() const { return scratch_bytes_; }
 
+  // The bounds audit. While EmitFunction runs, every memory access made
+  // through View::At is recorded against what its base register may point
+  // at: an operand or the scratch area, at a range of byte offsets that loops
+  // widen by their steps. Touched(r) is the range of offsets at which
+  // accesses to region r (operand i, or kScratchRegion) start; empty (min >
+  // max) if none. Compile compares it with the region's size, so generated
+  // code that would start an access outside its operands is refused at
+  // creation on every ISA, whether or not the host can run it.
+  static constexpr int kScratchRegion = 3;
+  struct Range {
+    int64_t min = INT64_MAX, max = INT64_MIN;
+  };
+  const Range& Touched(int region) const {
+    return touched_[static_cast<size_t>(region)];
+  }
+  void Touch(const Xbyak::Reg64& base, int64_t offset);
+
   // Pools. The budget the search checked guarantees these never run dry; if
   // they do, it is our bug (a CHECK).
   int AllocVreg();
@@ -158,6 +177,13 @@ class Emitter : public Xbyak::CodeGenerator {
   int64_t scratch_bytes_ = 0;
   std::vector<int> free_vregs_;
   std::vector<int> free_gprs_;
+  // What each GPR (by index) points at: a region and the offsets it may hold.
+  struct Points {
+    int region = -1;
+    int64_t lo = 0, hi = 0;
+  };
+  std::array<Points, 16> points_{};
+  std::array<Range, 4> touched_{};
 };
 
 // The per-kernel emitters (emit_kernels.cc), one per KernelId.

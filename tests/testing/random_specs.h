@@ -8,8 +8,10 @@
 
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/spec.h"
 
 namespace amarena::testing {
@@ -28,6 +30,47 @@ inline std::vector<Spec> RandomMatmuls(int count, int max_dim, uint64_t seed) {
     c.layout = col(rng) ? Layout::kColMajor : Layout::kRowMajor;
     int64_t m = dim(rng), k = dim(rng), n = dim(rng);
     out.push_back(Spec::Matmul(m, k, n, a, b, c, /*accum=*/i % 4 == 3));
+  }
+  return out;
+}
+
+// User-level Spec texts over everything a caller may ask for: f32 and
+// bf16*bf16->f32, A and C row- or column-major, B plain (row- or
+// column-major) or pre-packed in panels (`pP`), k-pair panels (`pPx2`, bf16
+// only) and panels in sections (`pPsS`, `pPx2sS`), accumulating or not. Dims
+// are mostly small and odd (1..max_dim, a third of them at most 16), so
+// partial tiles, masked tails and unused panel slots all occur.
+inline std::vector<std::string> RandomSpecTexts(int count, int max_dim,
+                                                uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  auto dim = [&] { return pick(0, 2) == 0 ? pick(1, 16) : pick(1, max_dim); };
+  std::vector<std::string> out;
+  for (int i = 0; i < count; ++i) {
+    const bool bf16 = pick(0, 1) == 1;
+    const int64_t m = dim(), k = dim(), n = dim();
+    std::string t = absl::StrCat("matmul ", m, "x", k, "x", n,
+                                 bf16 ? " bf16*bf16->f32" : " f32");
+    if (pick(0, 3) == 0) t += " a=col";
+    switch (pick(0, 3)) {
+      case 0:
+        t += " b=col";
+        break;
+      case 1:
+      case 2: {
+        absl::StrAppend(&t, " b=p", int64_t{1} << pick(2, 7));
+        if (bf16 && pick(0, 1) == 1) t += "x2";
+        if (pick(0, 1) == 1) absl::StrAppend(&t, "s", int64_t{1} << pick(1, 3));
+        break;
+      }
+      default:
+        break;
+    }
+    if (pick(0, 3) == 0) t += " c=col";
+    if (pick(0, 3) == 0) t += " accum";
+    out.push_back(t);
   }
   return out;
 }

@@ -1,0 +1,64 @@
+// Generated code stays inside its operands and its scratch area, on every ISA
+// the host has: random Specs over every dtype and layout a caller may ask for,
+// each run serially and on two threads with every operand and scratch buffer
+// flush against PROT_NONE guard pages (tests/testing/check_kernel.h), checked
+// against the reference. Unlike the valgrind tests, this checks AVX-512 code.
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "gtest/gtest.h"
+#include "tests/testing/check_kernel.h"
+#include "tests/testing/isa_runtime.h"
+#include "tests/testing/random_specs.h"
+
+namespace amarena {
+namespace {
+
+// AMARENA_GUARD_SWEEP_COUNT overrides how many Specs each ISA tries.
+int SweepCount(int fallback) {
+  const char* v = std::getenv("AMARENA_GUARD_SWEEP_COUNT");
+  int n = 0;
+  return v != nullptr && absl::SimpleAtoi(v, &n) && n > 0 ? n : fallback;
+}
+
+class GuardPages : public ::testing::TestWithParam<Isa> {};
+
+TEST_P(GuardPages, RandomSpecsStayInsideTheirOperands) {
+  const Isa isa = GetParam();
+  if (!testing::HasIsa(isa)) GTEST_SKIP() << "CPU lacks " << Name(isa);
+  const int count = SweepCount(2000);
+  const std::vector<std::string> texts = testing::RandomSpecTexts(
+      count, /*max_dim=*/160, /*seed=*/1600 + static_cast<int>(isa));
+  int checked = 0, unimplemented = 0;
+  for (size_t i = 0; i < texts.size(); i += testing::SweepStride()) {
+    for (int threads : {1, 2}) {
+      absl::StatusOr<KernelPtr> k = testing::Rt(isa, threads).Get(texts[i]);
+      if (absl::IsUnimplemented(k.status())) {
+        unimplemented += threads == 1;
+        break;  // a layout this target cannot read (the message says why)
+      }
+      ASSERT_TRUE(k.ok()) << texts[i] << ": " << k.status();
+      ASSERT_TRUE(testing::KernelMatchesReference(*k, (*k)->spec(), i))
+          << texts[i] << " on " << threads << " thread(s)";
+      checked += threads == 1;
+    }
+  }
+  std::printf(
+      "%s: %d Specs checked serially and on two threads, %d refused "
+      "as not implemented\n",
+      std::string(Name(isa)).c_str(), checked, unimplemented);
+  // Most Specs must be runnable, or the sweep checks little.
+  const int tried = (count + static_cast<int>(testing::SweepStride()) - 1) /
+                    static_cast<int>(testing::SweepStride());
+  EXPECT_GE(checked, tried * 9 / 10);
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, GuardPages,
+                         ::testing::Values(Isa::kAvx2, Isa::kAvx512),
+                         [](const auto& info) {
+                           return std::string(Name(info.param));
+                         });
+
+}  // namespace
+}  // namespace amarena
