@@ -49,10 +49,10 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
   }
   // A pre-packed B's panels must be a power of two wide: loops along n take
   // tiles of powers of two (and a tile never cuts a panel). Only vdpbf16ps
-  // reads k-pair panels in place, beside a plain row-major A and in whole
-  // vectors; elsewhere the search unpacks them two rows at a time, one
-  // element at a time, within the copy kernel's unrolling limit: panels up to
-  // kMaxUnrolledStores / 2 wide.
+  // reads k-pair panels in place, beside a plain row-major A and a row-major C
+  // (its register tiles are rows of C) and in whole vectors; elsewhere the
+  // search unpacks them two rows at a time, one element at a time, within the
+  // copy kernel's unrolling limit: panels up to kMaxUnrolledStores / 2 wide.
   if (const TensorAux& a = s.aux[0], &b = s.aux[1];
       s.IsMatmul() && b.pack != 0) {
     if ((b.pack & (b.pack - 1)) != 0)
@@ -65,8 +65,10 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
       return absl::InvalidArgumentError(
           absl::StrCat("cannot create kernel for ", PrintSpec(s), ": b is in ",
                        int{b.sections}, " sections, must be in 2, 4 or 8"));
+    const TensorAux& c = s.aux[2];
     const bool vdp_reads_b = t.bf16_dot && a.layout == Layout::kRowMajor &&
-                             a.pack == 0 && b.pack % t.f32_lanes == 0;
+                             a.pack == 0 && c.layout == Layout::kRowMajor &&
+                             b.pack % t.f32_lanes == 0;
     if (b.interleave != 0 && !vdp_reads_b && b.pack > kMaxUnrolledStores / 2)
       return absl::UnimplementedError(absl::StrCat(
           "cannot create kernel for ", PrintSpec(s),
@@ -75,7 +77,8 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
           !t.bf16_dot ? "this target has no AVX-512 BF16"
           : b.pack % t.f32_lanes != 0
               ? absl::StrCat("the panel is not a multiple of ", t.f32_lanes)
-              : "A is not plain row-major",
+          : c.layout != Layout::kRowMajor ? "C is column-major"
+                                          : "A is not plain row-major",
           "; unpacking wider panels is not implemented: use b=any)"));
   }
   // f32 throughout, or bf16 inputs accumulated into an f32 output.

@@ -1,7 +1,6 @@
 // Whole programs: search + JIT + run, against the scalar reference.
 #include "jit/compile.h"
 
-
 #include "absl/strings/str_cat.h"
 #include "core/spec_text.h"
 #include "gtest/gtest.h"

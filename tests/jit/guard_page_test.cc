@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <string>
 
-#include "absl/strings/numbers.h"
 #include "gtest/gtest.h"
 #include "tests/testing/check_kernel.h"
 #include "tests/testing/isa_runtime.h"
@@ -15,19 +14,12 @@
 namespace amarena {
 namespace {
 
-// AMARENA_GUARD_SWEEP_COUNT overrides how many Specs each ISA tries.
-int SweepCount(int fallback) {
-  const char* v = std::getenv("AMARENA_GUARD_SWEEP_COUNT");
-  int n = 0;
-  return v != nullptr && absl::SimpleAtoi(v, &n) && n > 0 ? n : fallback;
-}
-
 class GuardPages : public ::testing::TestWithParam<Isa> {};
 
 TEST_P(GuardPages, RandomSpecsStayInsideTheirOperands) {
   const Isa isa = GetParam();
   if (!testing::HasIsa(isa)) GTEST_SKIP() << "CPU lacks " << Name(isa);
-  const int count = SweepCount(2000);
+  const int count = testing::SweepCount(500);
   const std::vector<std::string> texts = testing::RandomSpecTexts(
       count, /*max_dim=*/160, /*seed=*/1600 + static_cast<int>(isa));
   int checked = 0, unimplemented = 0;

@@ -85,6 +85,15 @@ inline size_t SweepStride() {
   return n >= 1 ? static_cast<size_t>(n) : 1;
 }
 
+// How many Specs the random-Spec sweeps over user-level texts try:
+// AMARENA_TEST_SWEEP_COUNT, else `fallback` (what CI runs; the `exhaustive`
+// label runs them with 2000).
+inline int SweepCount(int fallback) {
+  const char* v = std::getenv("AMARENA_TEST_SWEEP_COUNT");
+  long n = v ? std::strtol(v, nullptr, 10) : 0;
+  return n >= 1 ? static_cast<int>(n) : fallback;
+}
+
 }  // namespace amarena::testing
 
 #endif  // AMARENA_TESTS_TESTING_RANDOM_SPECS_H_
