@@ -288,6 +288,18 @@ TEST(SpecTextTest, RejectsOperandTooLarge) {
   ExpectParseError("zero 65536x8192 f32", {"operand out needs"});
 }
 
+TEST(SpecTextTest, OperandSizeCountsPanelPaddingAndSections) {
+  // 300000 x 1100 f32 is 1.32e9 bytes plain, but in panels of 1024 the last
+  // panel is padded to 2048 columns: 2.46e9 bytes, past 32-bit offsets.
+  EXPECT_THAT(ParseSpec("matmul 4x300000x1100 f32"), IsOk());
+  ExpectParseError("matmul 4x300000x1100 f32 b=p1024",
+                   {"operand b needs 2.4576e+09 bytes", "at most 2147483647"});
+  // 9 panels of 128 dealt round 8 sections take 16 slots: 3.28e9 bytes.
+  EXPECT_THAT(ParseSpec("matmul 8x400000x1152 f32 b=p128"), IsOk());
+  ExpectParseError("matmul 8x400000x1152 f32 b=p128s8",
+                   {"operand b needs 3.2768e+09 bytes"});
+}
+
 TEST(SpecTextTest, RejectsEmptyText) {
   ExpectParseError("", {"text is empty"});
   ExpectParseError(" \t ", {"text is empty"});

@@ -36,14 +36,9 @@ Runtime& AuditRuntime(Isa isa, int workers) {
 
 class BoundsAudit : public ::testing::TestWithParam<Isa> {};
 
-// Specs that once made code past the end of its scratch area (AVX-512, bf16,
-// k-pair panels in sections) or failed a generator check (AVX-512, bf16, C
-// column-major).
+// The Specs that once went wrong on AVX-512 compile within bounds.
 TEST_P(BoundsAudit, KnownCases) {
-  for (const char* text : {"matmul 77x94x313 bf16*bf16->f32 b=p4x2s8",
-                           "matmul 436x582x381 bf16*bf16->f32 b=p8x2s8 c=col",
-                           "matmul 64x64x64 bf16*bf16->f32 c=col",
-                           "matmul 16x64x1 bf16*bf16->f32 c=col accum"}) {
+  for (const std::string& text : testing::OnceFaultingSpecs()) {
     for (int workers : {1, 2}) {
       absl::StatusOr<KernelPtr> k = AuditRuntime(GetParam(), workers).Get(text);
       EXPECT_TRUE(k.ok()) << text << ": " << k.status();

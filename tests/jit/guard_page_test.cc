@@ -16,6 +16,20 @@ namespace {
 
 class GuardPages : public ::testing::TestWithParam<Isa> {};
 
+// The Specs that once went wrong on AVX-512, against guard pages.
+TEST_P(GuardPages, KnownCases) {
+  const Isa isa = GetParam();
+  if (!testing::HasIsa(isa)) GTEST_SKIP() << "CPU lacks " << Name(isa);
+  for (const std::string& text : testing::OnceFaultingSpecs()) {
+    for (int threads : {1, 2}) {
+      absl::StatusOr<KernelPtr> k = testing::Rt(isa, threads).Get(text);
+      ASSERT_TRUE(k.ok()) << text << ": " << k.status();
+      EXPECT_TRUE(testing::KernelMatchesReference(*k, (*k)->spec()))
+          << text << " on " << threads << " thread(s)";
+    }
+  }
+}
+
 TEST_P(GuardPages, RandomSpecsStayInsideTheirOperands) {
   const Isa isa = GetParam();
   if (!testing::HasIsa(isa)) GTEST_SKIP() << "CPU lacks " << Name(isa);

@@ -85,6 +85,18 @@ inline size_t SweepStride() {
   return n >= 1 ? static_cast<size_t>(n) : 1;
 }
 
+// Specs that once made AVX-512 code write past its scratch area (bf16,
+// k-pair panels in sections) or fail a generator check (bf16, C
+// column-major): the sweeps over every ISA try them first.
+inline const std::vector<std::string>& OnceFaultingSpecs() {
+  static const std::vector<std::string> specs = {
+      "matmul 77x94x313 bf16*bf16->f32 b=p4x2s8",
+      "matmul 436x582x381 bf16*bf16->f32 b=p8x2s8 c=col",
+      "matmul 64x64x64 bf16*bf16->f32 c=col",
+      "matmul 16x64x1 bf16*bf16->f32 c=col accum"};
+  return specs;
+}
+
 // How many Specs the random-Spec sweeps over user-level texts try:
 // AMARENA_TEST_SWEEP_COUNT, else `fallback` (what CI runs; the `exhaustive`
 // label runs them with 2000).
