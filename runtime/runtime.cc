@@ -161,10 +161,9 @@ absl::StatusOr<KernelPtr> Runtime::GetWithWeightLayout(
       WeightLayoutChoice choice,
       ChooseWeightLayout(spec, *target_,
                          [&](const Spec& s) -> absl::StatusOr<int64_t> {
+                           // Unimplemented (a layout this target cannot
+                           // read, or no tree) makes it no choice.
                            absl::StatusOr<KernelPtr> k = Get(s, options);
-                           // A layout this target cannot read is no choice.
-                           if (absl::IsUnimplemented(k.status()))
-                             return absl::NotFoundError(k.status().message());
                            AMARENA_RETURN_IF_ERROR(k.status());
                            made.emplace_back(s, *k);
                            return (*k)->impl().cost.main;
