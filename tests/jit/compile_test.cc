@@ -1,7 +1,6 @@
 // Whole programs: search + JIT + run, against the scalar reference.
 #include "jit/compile.h"
 
-
 #include "absl/strings/str_cat.h"
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
@@ -164,7 +163,7 @@ TEST_P(CompileTest, StridedOperandsWithPrimePitches) {
     }
     auto code = Compile(**impl, t, "strided_test", opts);
     ASSERT_TRUE(code.ok()) << code.status();
-    (**code)(ptrs);
+    ASSERT_TRUE((**code)(ptrs).ok());
     // Copy the output window back into the dense operands and check it; the
     // padding of every operand is still -7.
     TensorSpec c = user.Operand(2);
@@ -236,7 +235,7 @@ TEST(CompileTest, LoopCountersSpillToTheStackWhenGprsRunOut) {
       Operands ops(user);
       FillRandom(user, ops, 3);
       std::vector<uint8_t> before = ops.Snapshot(2);
-      (**code)(ops.ptrs());
+      ASSERT_TRUE((**code)(ops.ptrs()).ok());
       Verdict v = CheckAgainstReference(user, ops, before);
       EXPECT_TRUE(v.ok) << PrintSpec(user) << " with " << gprs
                         << " GPRs: " << v.max_rel_err;

@@ -262,7 +262,7 @@ TEST(RuntimeTest, CacheIsLeastRecentlyUsedAndCounts) {
   Operands ops(a->spec());
   FillRandom(a->spec(), ops, 1);
   std::vector<uint8_t> before = ops.Snapshot(2);
-  a->Run(ops.ptrs());
+  ASSERT_TRUE(a->Run(ops.ptrs()).ok());
   EXPECT_TRUE(CheckAgainstReference(a->spec(), ops, before).ok);
 }
 

@@ -19,7 +19,8 @@ inline ::testing::AssertionResult KernelMatchesReference(const KernelPtr& k,
   Operands ops(s);
   FillRandom(s, ops, seed);
   std::vector<uint8_t> before = ops.Snapshot(s.OutputIndex());
-  k->Run(ops.ptrs());
+  if (absl::Status run = k->Run(ops.ptrs()); !run.ok())
+    return ::testing::AssertionFailure() << PrintSpec(s) << ": " << run;
   Verdict v = CheckAgainstReference(s, ops, before);
   if (!v.ok)
     return ::testing::AssertionFailure()
