@@ -43,8 +43,8 @@ class CompiledKernel {
   }
   // Runs it with `pool` for its parallel loop (nullptr: the calling thread).
   // Every tile runs with the caller's MXCSR (rounding, FTZ and DAZ), set on
-  // each pool thread for the tile and restored after it, so the result does
-  // not depend on the pool or its thread count; exception flags raised on
+  // each pool thread for the tile and restored after it, so the pool and its
+  // thread count do not change the arithmetic; exception flags raised on
   // other threads are not reported back. A scratch allocation failing on any
   // thread skips the tiles not yet started and returns ResourceExhausted.
   absl::Status Run(void* const* operands, pthreadpool_t pool) const;

@@ -17,8 +17,8 @@
  *
  * Rules for running a kernel (docs/api.md has the details):
  * - Floating point: every thread of a run uses the calling thread's MXCSR
- *   (rounding, flush-to-zero, denormals-are-zero), so a result is
- *   bit-identical on any thread count; subnormals are flushed only if the
+ *   (rounding, flush-to-zero, denormals-are-zero), so the thread count does
+ *   not change how subnormals are treated: they are flushed only if the
  *   caller's MXCSR says so.
  * - Aliasing: C must not overlap A or B (A and B may overlap each other);
  *   runs check it and return AMARENA_INVALID_ARGUMENT.

@@ -17,8 +17,8 @@
 //
 // Rules for running a kernel (docs/api.md):
 // - Floating point: every thread of a run uses the caller's MXCSR (rounding,
-//   FTZ, DAZ), so results are bit-identical on any thread count; subnormals
-//   are flushed only if the caller's MXCSR flushes them.
+//   FTZ, DAZ), so the thread count does not change how subnormals are
+//   treated: they are flushed only if the caller's MXCSR flushes them.
 // - Aliasing: the output must not overlap an input (inputs may overlap each
 //   other). Run does not check it; Check does.
 // - Lifetime: a kernel keeps the pool it runs on, so it runs correctly after
