@@ -38,6 +38,7 @@
 #include "benchmark/benchmark.h"
 #include "core/reference.h"
 #include "core/spec_text.h"
+#include "core/status_macros.h"
 #include "oneapi/dnnl/dnnl.hpp"
 #include "runtime/host.h"
 #include "runtime/runtime.h"
@@ -108,7 +109,7 @@ Prepared PrepareAmarena(Isa isa, int64_t m, int threads, const char* b) {
   KernelPtr kernel = *k;
   auto run = [kernel, p, bs](int copy) {
     void* ops[] = {p->a.data(), (*bs)[copy].data(), p->c.data()};
-    kernel->Run(ops);
+    AMARENA_CHECK_OK(kernel->Run(ops));
   };
   run(0);
   if (!SampleMatches(*p, p->c.data()))

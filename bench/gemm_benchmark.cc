@@ -15,6 +15,7 @@
 #include "benchmark/benchmark.h"
 #include "core/reference.h"
 #include "core/spec_text.h"
+#include "core/status_macros.h"
 #include "jit/peak.h"
 #include "runtime/host.h"
 #include "runtime/runtime.h"
@@ -47,13 +48,16 @@ void BM_Matmul(benchmark::State& state, Isa isa, const char* text,
   Operands ops(*spec);
   FillRandom(*spec, ops, 1);
   std::vector<uint8_t> before = ops.Snapshot(spec->OutputIndex());
-  (*k)->Run(ops.ptrs());
+  if (absl::Status run = (*k)->Run(ops.ptrs()); !run.ok()) {
+    state.SkipWithError(std::string(run.message()).c_str());
+    return;
+  }
   Verdict v = CheckAgainstReference(*spec, ops, before);
   if (!v.ok) {
     state.SkipWithError("kernel does not match the reference");
     return;
   }
-  for (auto _ : state) (*k)->Run(ops.ptrs());
+  for (auto _ : state) AMARENA_CHECK_OK((*k)->Run(ops.ptrs()));
   const double flops = 2.0 * static_cast<double>(spec->Macs());
   state.counters["GFLOPS"] = benchmark::Counter(
       flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);

@@ -12,6 +12,12 @@ void CheckFailed(const char* file, int line, const char* cond) {
                file, line, cond);
   std::abort();
 }
+void CheckOkFailed(const char* file, int line, const char* expr,
+                   const absl::Status& s) {
+  std::fprintf(stderr, "amarena: %s:%d: %s failed: %s\n", file, line, expr,
+               s.ToString().c_str());
+  std::abort();
+}
 }  // namespace internal
 
 absl::string_view Name(DType t) { return t == DType::kF32 ? "f32" : "bf16"; }

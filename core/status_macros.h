@@ -33,8 +33,20 @@
     if (!(cond)) ::amarena::internal::CheckFailed(__FILE__, __LINE__, #cond); \
   } while (0)
 
+// For callers with no way to report a Status (a benchmark's timed loop):
+// aborts with the status's message.
+#define AMARENA_CHECK_OK(expr)                                      \
+  do {                                                              \
+    ::absl::Status amarena_check_ = (expr);                         \
+    if (!amarena_check_.ok())                                       \
+      ::amarena::internal::CheckOkFailed(__FILE__, __LINE__, #expr, \
+                                         amarena_check_);           \
+  } while (0)
+
 namespace amarena::internal {
 [[noreturn]] void CheckFailed(const char* file, int line, const char* cond);
+[[noreturn]] void CheckOkFailed(const char* file, int line, const char* expr,
+                                const absl::Status& s);
 }  // namespace amarena::internal
 
 #endif  // AMARENA_CORE_STATUS_MACROS_H_

@@ -1,7 +1,8 @@
 /* Uses only runtime/amarena.h: creates and runs a kernel, checks it against a
  * naive loop, does the same with B laid out once as amarena chooses (b=any),
- * and shows that a malformed Spec and a null operand come back as
- * status codes with messages. Exit status 0 when all of that holds. */
+ * and shows that a malformed Spec, a null operand, a buffer too small and an
+ * output overlapping an input come back as status codes with messages. Exit
+ * status 0 when all of that holds. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,30 @@ int main(void) {
     return 1;
   }
   printf("misaligned operand -> %d: %s\n", (int)s, amarena_last_error());
+
+  /* The sized run checks each buffer against what the kernel touches. */
+  size_t sizes[3] = {sizeof a, sizeof b, sizeof c};
+  if (amarena_kernel_operand_bytes(k, 1) != sizeof b ||
+      amarena_kernel_run_sized(k, ops, sizes) != AMARENA_OK) {
+    fprintf(stderr, "sized run: %s\n", amarena_last_error());
+    return 1;
+  }
+  sizes[1] = sizeof b - 4;
+  s = amarena_kernel_run_sized(k, ops, sizes);
+  if (s != AMARENA_INVALID_ARGUMENT) {
+    fprintf(stderr, "short B gave status %d\n", (int)s);
+    return 1;
+  }
+  printf("short B -> %d: %s\n", (int)s, amarena_last_error());
+
+  /* C must not overlap A or B. */
+  void* alias_ops[3] = {a, b, a};
+  s = amarena_kernel_run(k, alias_ops);
+  if (s != AMARENA_INVALID_ARGUMENT) {
+    fprintf(stderr, "C on A gave status %d\n", (int)s);
+    return 1;
+  }
+  printf("C on A -> %d: %s\n", (int)s, amarena_last_error());
 
   amarena_kernel_release(k);
 

@@ -1,5 +1,9 @@
 #include "jit/compile.h"
 
+#include <immintrin.h>
+
+#include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 
@@ -17,38 +21,80 @@ namespace amarena {
 
 CompiledKernel::~CompiledKernel() = default;
 
-void CompiledKernel::RunTile(void* const* operands, size_t tile) const {
+namespace {
+
+absl::Status ScratchExhausted(const std::string& name, int64_t bytes) {
+  return absl::ResourceExhaustedError(
+      absl::StrCat("cannot run ", name, ": scratch of ", bytes,
+                   " bytes could not be allocated"));
+}
+
+// MXCSR's exception flags (bits 0-5): sticky status, not control.
+constexpr uint32_t kMxcsrFlags = 0x3f;
+
+}  // namespace
+
+bool CompiledKernel::RunSerial(void* const* operands) const {
+  if (scratch_bytes_ == 0) {
+    fn_(operands);
+    return true;
+  }
+  void* with_scratch[4];
+  AMARENA_CHECK(num_operands_ < 4);
+  for (int i = 0; i < num_operands_; ++i) with_scratch[i] = operands[i];
+  with_scratch[num_operands_] = jit::ThreadScratch(scratch_bytes_);
+  if (with_scratch[num_operands_] == nullptr) return false;
+  fn_(with_scratch);
+  return true;
+}
+
+int64_t CompiledKernel::RunTile(void* const* operands, size_t tile) const {
   void* moved[3];
   const bool rem = static_cast<int64_t>(tile) == full_tiles_;
   for (int i = 0; i < num_operands_; ++i)
     moved[i] = static_cast<char*>(operands[i]) +
                static_cast<int64_t>(tile) * step_[static_cast<size_t>(i)];
-  tasks_[rem ? 1 : 0]->Run(moved, nullptr);
+  const CompiledKernel& task = *tasks_[rem ? 1 : 0];
+  AMARENA_CHECK(!task.parallel());  // only the root loop is parallel
+  return task.RunSerial(moved) ? 0 : task.scratch_bytes_;
 }
 
-void CompiledKernel::Run(void* const* operands, pthreadpool_t pool) const {
-  if (!tasks_.empty()) {
-    struct Ctx {
-      const CompiledKernel* k;
-      void* const* operands;
-    } ctx{this, operands};
-    size_t tiles = static_cast<size_t>(full_tiles_) + (tasks_.size() - 1);
-    pthreadpool_parallelize_1d(
-        pool,
-        [](void* c, size_t i) {
-          auto* ctx = static_cast<Ctx*>(c);
-          ctx->k->RunTile(ctx->operands, i);
-        },
-        &ctx, tiles, PTHREADPOOL_FLAG_DISABLE_DENORMALS);
-    return;
+absl::Status CompiledKernel::Run(void* const* operands,
+                                 pthreadpool_t pool) const {
+  if (tasks_.empty()) {
+    if (RunSerial(operands)) return absl::OkStatus();
+    return ScratchExhausted(name_, scratch_bytes_);
   }
-  if (scratch_bytes_ == 0) return fn_(operands);
-  void* with_scratch[4];
-  AMARENA_CHECK(num_operands_ < 4);
-  for (int i = 0; i < num_operands_; ++i) with_scratch[i] = operands[i];
-  with_scratch[num_operands_] = jit::ThreadScratch(scratch_bytes_);
-  AMARENA_CHECK(with_scratch[num_operands_] != nullptr);
-  fn_(with_scratch);
+  struct Ctx {
+    const CompiledKernel* k;
+    void* const* operands;
+    // The caller's floating-point environment, which every tile runs in.
+    uint32_t mxcsr;
+    // Scratch bytes a tile could not allocate (0: none failed yet).
+    std::atomic<int64_t> failed{0};
+  } ctx{this, operands, _mm_getcsr()};
+  size_t tiles = static_cast<size_t>(full_tiles_) + (tasks_.size() - 1);
+  // No pthreadpool flags: PTHREADPOOL_FLAG_DISABLE_DENORMALS would flush
+  // subnormals on every thread, and only the caller's MXCSR decides that.
+  pthreadpool_parallelize_1d(
+      pool,
+      [](void* c, size_t i) {
+        auto* ctx = static_cast<Ctx*>(c);
+        // The run has failed: its output is not worth finishing.
+        if (ctx->failed.load(std::memory_order_relaxed) != 0) return;
+        const uint32_t own = _mm_getcsr();
+        const bool switch_csr = ((own ^ ctx->mxcsr) & ~kMxcsrFlags) != 0;
+        if (switch_csr) _mm_setcsr(ctx->mxcsr);
+        int64_t failed = ctx->k->RunTile(ctx->operands, i);
+        if (switch_csr) _mm_setcsr(own);
+        if (failed != 0) ctx->failed.store(failed, std::memory_order_relaxed);
+      },
+      &ctx, tiles, /*flags=*/0);
+  // pthreadpool_parallelize_1d returns after every task has: `failed` is
+  // final.
+  if (int64_t failed = ctx.failed.load(std::memory_order_relaxed))
+    return ScratchExhausted(name_, failed);
+  return absl::OkStatus();
 }
 
 const void* CompiledKernel::code() const {

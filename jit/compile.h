@@ -3,7 +3,7 @@
 //   absl::StatusOr<std::unique_ptr<CompiledKernel>> k =
 //       Compile(*impl, target, "amarena_matmul_64x64x64_f32");
 //   void* ops[] = {a, b, c};
-//   (**k)(ops);
+//   absl::Status run = (**k)(ops);  // ResourceExhausted: no scratch memory
 //
 // Code is emitted into a growing heap buffer (never executable), then copied
 // into the process's code arena (jit/code_arena.h), which makes it read+execute
@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/impl.h"
 #include "core/target.h"
@@ -35,10 +36,18 @@ class CompiledKernel {
 
   // Runs the kernel on the calling thread (a parallel kernel runs its tiles
   // one after another). Kernels with packing buffers get a per-thread scratch
-  // area appended to the operand list.
-  void operator()(void* const* operands) const { Run(operands, nullptr); }
+  // area appended to the operand list; ResourceExhausted when it cannot be
+  // allocated (the output is then partly written).
+  absl::Status operator()(void* const* operands) const {
+    return Run(operands, nullptr);
+  }
   // Runs it with `pool` for its parallel loop (nullptr: the calling thread).
-  void Run(void* const* operands, pthreadpool_t pool) const;
+  // Every tile runs with the caller's MXCSR (rounding, FTZ and DAZ), set on
+  // each pool thread for the tile and restored after it, so the pool and its
+  // thread count do not change the arithmetic; exception flags raised on
+  // other threads are not reported back. A scratch allocation failing on any
+  // thread skips the tiles not yet started and returns ResourceExhausted.
+  absl::Status Run(void* const* operands, pthreadpool_t pool) const;
   // Bytes of scratch the kernel needs (0 if it packs nothing).
   int64_t scratch_bytes() const { return scratch_bytes_; }
   // A parallel kernel's code is its tasks' (code() of a task kernel).
@@ -59,9 +68,13 @@ class CompiledKernel {
   int num_operands_ = 0;
   int64_t scratch_bytes_ = 0;
 
+  // A serial kernel on the calling thread: false when its scratch cannot be
+  // allocated (nothing ran).
+  bool RunSerial(void* const* operands) const;
   // A parallel root loop: tasks_[0] runs one full tile, tasks_[1] (if any)
-  // the remainder tile; operand i moves step_[i] bytes per tile.
-  void RunTile(void* const* operands, size_t tile) const;
+  // the remainder tile; operand i moves step_[i] bytes per tile. Returns the
+  // scratch bytes it failed to allocate (0: it ran).
+  int64_t RunTile(void* const* operands, size_t tile) const;
   std::vector<std::unique_ptr<CompiledKernel>> tasks_;
   std::array<int64_t, 3> step_{};
   int64_t full_tiles_ = 0;

@@ -14,6 +14,19 @@
  * abort crosses this interface for bad input. Kernels are cached by the
  * runtime (a process-wide default when `rt` is NULL) and are safe to run from
  * many threads at once.
+ *
+ * Rules for running a kernel (docs/api.md has the details):
+ * - Floating point: every thread of a run uses the calling thread's MXCSR
+ *   (rounding, flush-to-zero, denormals-are-zero), so the thread count does
+ *   not change how subnormals are treated: they are flushed only if the
+ *   caller's MXCSR says so.
+ * - Aliasing: C must not overlap A or B (A and B may overlap each other);
+ *   runs check it and return AMARENA_INVALID_ARGUMENT.
+ * - Sizes: operand i spans amarena_kernel_operand_bytes(k, i) bytes;
+ *   amarena_kernel_run_sized checks the caller's buffer sizes against it.
+ * - Lifetime: release a runtime's kernels before amarena_runtime_destroy; a
+ *   kernel run after its runtime is destroyed returns
+ *   AMARENA_FAILED_PRECONDITION.
  */
 #ifndef AMARENA_RUNTIME_AMARENA_H_
 #define AMARENA_RUNTIME_AMARENA_H_
@@ -29,7 +42,8 @@ typedef enum amarena_status {
   AMARENA_OK = 0,
   AMARENA_INVALID_ARGUMENT = 1,    /* bad Spec text, null or misaligned data */
   AMARENA_UNIMPLEMENTED = 2,       /* valid Spec the generator cannot do yet */
-  AMARENA_FAILED_PRECONDITION = 3, /* e.g. a CPU without AVX2+FMA */
+  AMARENA_FAILED_PRECONDITION = 3, /* e.g. a CPU without AVX2+FMA, or a
+                                      kernel whose runtime is destroyed */
   AMARENA_RESOURCE_EXHAUSTED = 4,  /* out of memory for code or data */
   AMARENA_INTERNAL = 5             /* a bug in amarena: please report it */
 } amarena_status;
@@ -44,7 +58,8 @@ const char* amarena_last_error(void);
 /* A runtime of its own (its own kernel cache and search memo) for the host
  * CPU, with `threads` threads for parallel loops (0: as AMARENA_NUM_THREADS
  * or every CPU). Destroy it with amarena_runtime_destroy once its kernels are
- * released. */
+ * released: running a kernel after that is AMARENA_FAILED_PRECONDITION
+ * (releasing it, and its name, ISA and Spec, still work). */
 amarena_status amarena_runtime_create(int threads, amarena_runtime** out);
 void amarena_runtime_destroy(amarena_runtime* rt);
 
@@ -64,9 +79,27 @@ amarena_status amarena_kernel_get_within(amarena_runtime* rt, const char* spec,
                                          amarena_kernel** out);
 
 /* Runs `k`: operands[i] points at operand i (matmul: A, B, C), dense, in
- * the Spec's layouts, each 4-byte aligned. */
+ * the Spec's layouts, aligned to its element (4 bytes for f32, 2 for bf16),
+ * spanning amarena_kernel_operand_bytes(k, i) bytes. The output (C) must not
+ * overlap an input; inputs may overlap each other. AMARENA_INVALID_ARGUMENT
+ * names the operand that is null, misaligned or overlapping;
+ * AMARENA_RESOURCE_EXHAUSTED when a thread's packing scratch cannot be
+ * allocated (the output is then partly written). Every thread of the run
+ * uses the caller's MXCSR (FTZ/DAZ and rounding). */
 amarena_status amarena_kernel_run(const amarena_kernel* k,
                                   void* const* operands);
+
+/* As amarena_kernel_run, and operand_bytes[i] is the size in bytes of the
+ * buffer operands[i] points at: AMARENA_INVALID_ARGUMENT, naming the operand,
+ * if one is smaller than amarena_kernel_operand_bytes(k, i). */
+amarena_status amarena_kernel_run_sized(const amarena_kernel* k,
+                                        void* const* operands,
+                                        const size_t* operand_bytes);
+
+/* Bytes operand i (matmul: 0 A, 1 B, 2 C) of `k` spans: what the kernel
+ * reads or writes from its pointer, panel padding included. 0 for a NULL
+ * kernel or an `i` it does not have. */
+size_t amarena_kernel_operand_bytes(const amarena_kernel* k, int i);
 
 /* The kernel's name ("amarena_matmul_64x64x64_f32_..."), its ISA ("avx2",
  * "avx512") and its canonical Spec text; NULL for a NULL kernel. Valid while
@@ -76,11 +109,12 @@ const char* amarena_kernel_isa(const amarena_kernel* k);
 const char* amarena_kernel_spec(const amarena_kernel* k);
 
 /* A matmul's B as `k` reads it: amarena_kernel_b_bytes is its size in bytes
- * (a pre-packed B's panels and padding included; 0 for a NULL kernel or one
- * that is not a matmul), and amarena_kernel_pack_b lays out `b`, the plain
- * row-major K x N matrix of the Spec's dtype, into `out` (`out_bytes` of
- * room) in the kernel's layout of B: once, for weights requested with
- * "b=any" or "b=pP". With a plain row-major B it is a copy. */
+ * (amarena_kernel_operand_bytes(k, 1): a pre-packed B's panels and padding
+ * included; 0 for a NULL kernel or one that is not a matmul), and
+ * amarena_kernel_pack_b lays out `b`, the plain row-major K x N matrix of the
+ * Spec's dtype, into `out` (`out_bytes` of room) in the kernel's layout of B:
+ * once, for weights requested with "b=any" or "b=pP". With a plain row-major B
+ * it is a copy. */
 size_t amarena_kernel_b_bytes(const amarena_kernel* k);
 amarena_status amarena_kernel_pack_b(const amarena_kernel* k, const void* b,
                                      void* out, size_t out_bytes);

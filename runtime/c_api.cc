@@ -1,6 +1,7 @@
 // The C API (runtime/amarena.h) over the C++ Runtime: status codes for
 // absl::Status, a thread-local message, and no exception across the boundary.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -17,11 +18,18 @@
 
 struct amarena_runtime {
   std::unique_ptr<amarena::Runtime> rt;
+  // False once amarena_runtime_destroy has run; its kernels hold it so that
+  // running one afterwards is an error rather than a use of what was freed.
+  std::shared_ptr<std::atomic<bool>> alive =
+      std::make_shared<std::atomic<bool>>(true);
 };
 
 struct amarena_kernel {
   amarena::KernelPtr kernel;
   std::string spec_text;
+  // The runtime's liveness; null for the process-wide runtime, which lives
+  // to the end.
+  std::shared_ptr<const std::atomic<bool>> runtime_alive;
 };
 
 namespace {
@@ -33,23 +41,42 @@ amarena_status Fail(amarena_status code, std::string message) {
   return code;
 }
 
+// Every absl code onto the few C codes, by what the caller can do about it.
 amarena_status FromStatus(const absl::Status& s) {
   if (s.ok()) return AMARENA_OK;
   amarena_status code = AMARENA_INTERNAL;
   switch (s.code()) {
+    // The request names something that does not fit or does not exist.
     case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kAlreadyExists:
       code = AMARENA_INVALID_ARGUMENT;
       break;
     case absl::StatusCode::kUnimplemented:
       code = AMARENA_UNIMPLEMENTED;
       break;
+    // The request is fine, the state of the process or machine is not
+    // (a CPU without AVX2+FMA, a search cancelled by its runtime's
+    // destruction, a file that may not be opened).
     case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kCancelled:
+    case absl::StatusCode::kAborted:
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kUnauthenticated:
       code = AMARENA_FAILED_PRECONDITION;
       break;
     case absl::StatusCode::kResourceExhausted:
       code = AMARENA_RESOURCE_EXHAUSTED;
       break;
+    // Ours to fix.
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kUnknown:
+    case absl::StatusCode::kDataLoss:
     default:
+      code = AMARENA_INTERNAL;
       break;
   }
   return Fail(code, std::string(s.message()));
@@ -91,7 +118,8 @@ amarena_status GetKernel(const char* fn, amarena_runtime* rt, const char* spec,
         rt != nullptr ? *rt->rt : amarena::Runtime::Default();
     absl::StatusOr<amarena::KernelPtr> k = runtime.Get(spec, options);
     if (!k.ok()) return FromStatus(k.status());
-    *out = new amarena_kernel{*k, amarena::PrintSpec((*k)->spec())};
+    *out = new amarena_kernel{*k, amarena::PrintSpec((*k)->spec()),
+                              rt != nullptr ? rt->alive : nullptr};
     return AMARENA_OK;
   });
 }
@@ -121,7 +149,13 @@ amarena_status amarena_runtime_create(int threads, amarena_runtime** out) {
   });
 }
 
-void amarena_runtime_destroy(amarena_runtime* rt) { delete rt; }
+void amarena_runtime_destroy(amarena_runtime* rt) {
+  if (rt == nullptr) return;
+  rt->alive->store(false);
+  // No try: ~Runtime is noexcept (it joins background searches), so nothing
+  // it does can reach a catch here.
+  delete rt;
+}
 
 amarena_status amarena_kernel_get(amarena_runtime* rt, const char* spec,
                                   amarena_kernel** out) {
@@ -131,18 +165,20 @@ amarena_status amarena_kernel_get(amarena_runtime* rt, const char* spec,
 amarena_status amarena_kernel_get_within(amarena_runtime* rt, const char* spec,
                                          int64_t search_us,
                                          amarena_kernel** out) {
-  if (search_us < 0) {
-    if (out != nullptr) *out = nullptr;
-    return Fail(AMARENA_INVALID_ARGUMENT,
-                absl::StrCat("amarena_kernel_get_within: search_us is ",
-                             search_us, ", must be at least 0"));
-  }
-  amarena::GetOptions options;
-  // Far deadlines are as good as none (and must not overflow the clock).
-  options.deadline =
-      std::chrono::steady_clock::now() +
-      std::chrono::microseconds(std::min<int64_t>(search_us, int64_t{1} << 40));
-  return GetKernel("amarena_kernel_get_within", rt, spec, options, out);
+  return Guard("amarena_kernel_get_within", [&]() -> amarena_status {
+    if (search_us < 0) {
+      if (out != nullptr) *out = nullptr;
+      return Fail(AMARENA_INVALID_ARGUMENT,
+                  absl::StrCat("amarena_kernel_get_within: search_us is ",
+                               search_us, ", must be at least 0"));
+    }
+    amarena::GetOptions options;
+    // Far deadlines are as good as none (and must not overflow the clock).
+    options.deadline = std::chrono::steady_clock::now() +
+                       std::chrono::microseconds(
+                           std::min<int64_t>(search_us, int64_t{1} << 40));
+    return GetKernel("amarena_kernel_get_within", rt, spec, options, out);
+  });
 }
 
 const char* amarena_kernel_source(const amarena_kernel* k) {
@@ -166,42 +202,55 @@ amarena_status amarena_get_cache_stats(amarena_runtime* rt,
   });
 }
 
-amarena_status amarena_kernel_run(const amarena_kernel* k,
-                                  void* const* operands) {
-  return Guard("amarena_kernel_run", [&]() -> amarena_status {
+namespace {
+
+// amarena_kernel_run and amarena_kernel_run_sized: `operand_bytes` may be
+// null (the unsized run).
+amarena_status RunKernel(const char* fn, const amarena_kernel* k,
+                         void* const* operands, const size_t* operand_bytes,
+                         bool sized) {
+  return Guard(fn, [&]() -> amarena_status {
     if (k == nullptr)
       return Fail(AMARENA_INVALID_ARGUMENT,
-                  "amarena_kernel_run: kernel is null");
-    if (operands == nullptr)
+                  absl::StrCat(fn, ": kernel is null"));
+    if (k->runtime_alive != nullptr && !k->runtime_alive->load())
+      return Fail(AMARENA_FAILED_PRECONDITION,
+                  absl::StrCat("cannot run ", k->kernel->name(),
+                               ": its amarena_runtime is destroyed, must "
+                               "outlive the kernel (release kernels first)"));
+    if (sized && operand_bytes == nullptr)
       return Fail(AMARENA_INVALID_ARGUMENT,
-                  "amarena_kernel_run: operands is null, must point at one "
-                  "pointer per operand");
-    const amarena::Spec& s = k->kernel->spec();
-    static const char* const kNames[] = {"a", "b", "c"};
-    for (int i = 0; i < s.NumOperands(); ++i) {
-      const char* name = s.IsMatmul() ? kNames[i] : "out";
-      uintptr_t p = reinterpret_cast<uintptr_t>(operands[i]);
-      if (p == 0)
-        return Fail(AMARENA_INVALID_ARGUMENT,
-                    absl::StrCat("amarena_kernel_run: operand ", i, " (", name,
-                                 ") is null"));
-      if (p % amarena::SizeOf(s.aux[i].dtype) != 0)
-        return Fail(
-            AMARENA_INVALID_ARGUMENT,
-            absl::StrCat("amarena_kernel_run: operand ", i, " (", name,
-                         ") is at 0x", absl::Hex(p), ", must be ",
-                         amarena::SizeOf(s.aux[i].dtype), "-byte aligned"));
-    }
-    k->kernel->Run(operands);
-    return AMARENA_OK;
+                  absl::StrCat(fn,
+                               ": operand_bytes is null, must point at one "
+                               "size per operand"));
+    absl::Status s = k->kernel->Check(operands, operand_bytes);
+    if (s.ok()) s = k->kernel->Run(operands);
+    return FromStatus(s);
   });
+}
+
+}  // namespace
+
+amarena_status amarena_kernel_run(const amarena_kernel* k,
+                                  void* const* operands) {
+  return RunKernel("amarena_kernel_run", k, operands, nullptr, false);
+}
+
+amarena_status amarena_kernel_run_sized(const amarena_kernel* k,
+                                        void* const* operands,
+                                        const size_t* operand_bytes) {
+  return RunKernel("amarena_kernel_run_sized", k, operands, operand_bytes,
+                   true);
+}
+
+size_t amarena_kernel_operand_bytes(const amarena_kernel* k, int i) {
+  if (k == nullptr) return 0;
+  return static_cast<size_t>(k->kernel->OperandBytes(i));
 }
 
 size_t amarena_kernel_b_bytes(const amarena_kernel* k) {
   if (k == nullptr || !k->kernel->spec().IsMatmul()) return 0;
-  const amarena::TensorSpec b = k->kernel->spec().Operand(1);
-  return static_cast<size_t>(amarena::StoredElements(b) *
-                             amarena::SizeOf(b.aux.dtype));
+  return amarena_kernel_operand_bytes(k, 1);
 }
 
 amarena_status amarena_kernel_pack_b(const amarena_kernel* k, const void* b,

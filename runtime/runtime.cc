@@ -11,6 +11,7 @@
 #include "core/status_macros.h"
 #include "jit/compile.h"
 #include "runtime/host.h"
+#include "runtime/operand_check.h"
 #include "runtime/search_db.h"
 #include "runtime/supported.h"
 #include "search/greedy.h"
@@ -37,7 +38,7 @@ absl::string_view Name(KernelSource s) {
 Kernel::Kernel(Spec spec, Target target, ImplPtr impl,
                std::unique_ptr<CompiledKernel> code, double synth_ms,
                double jit_ms, int64_t specs_solved, KernelSource source,
-               pthreadpool_t pool)
+               SharedPool pool)
     : spec_(std::move(spec)),
       target_(target),
       impl_(std::move(impl)),
@@ -46,11 +47,20 @@ Kernel::Kernel(Spec spec, Target target, ImplPtr impl,
       jit_ms_(jit_ms),
       specs_solved_(specs_solved),
       source_(source),
-      pool_(pool) {}
+      pool_(std::move(pool)) {}
 
 Kernel::~Kernel() = default;
 
-void Kernel::Run(void* const* operands) const { code_->Run(operands, pool_); }
+absl::Status Kernel::Run(void* const* operands) const {
+  return code_->Run(operands, pool_.get());
+}
+absl::Status Kernel::Check(void* const* operands,
+                           const size_t* operand_bytes) const {
+  return CheckOperands(spec_, name(), operands, operand_bytes);
+}
+int64_t Kernel::OperandBytes(int i) const {
+  return amarena::OperandBytes(spec_, i);
+}
 const std::string& Kernel::name() const { return code_->name(); }
 size_t Kernel::code_size() const { return code_->code_size(); }
 
@@ -80,9 +90,12 @@ Runtime::Runtime(absl::StatusOr<Target> target, RuntimeOptions options)
       options_(std::move(options)),
       verbose_(options_.verbose.value_or(VerboseFromEnv())) {
   if (target_.ok() && target_->workers > 1) {
-    pool_ = pthreadpool_create(static_cast<size_t>(target_->workers));
-    owns_pool_ = pool_ != nullptr;
-    if (pool_ == nullptr) target_->workers = 1;  // no threads: run serially
+    // Shared with every kernel made here, which may outlive the runtime.
+    if (pthreadpool_t pool =
+            pthreadpool_create(static_cast<size_t>(target_->workers)))
+      pool_ = SharedPool(pool, pthreadpool_destroy);
+    else
+      target_->workers = 1;  // no threads: run serially
   }
   // Opening the database costs a first request about 0.1-0.2 ms (WAL
   // recovery); pay it here, at load time, rather than on the first kernel.
@@ -92,7 +105,8 @@ Runtime::Runtime(absl::StatusOr<Target> target, RuntimeOptions options)
 Runtime::Runtime(absl::StatusOr<Target> target, pthreadpool_t pool,
                  RuntimeOptions options)
     : target_(std::move(target)),
-      pool_(pool),
+      // The engine's: never destroyed here.
+      pool_(pool, [](pthreadpool_t) {}),
       capacity_(std::max<size_t>(options.cache_capacity, 1)),
       options_(std::move(options)),
       verbose_(options_.verbose.value_or(VerboseFromEnv())) {
@@ -103,10 +117,7 @@ Runtime::Runtime(absl::StatusOr<Target> target, pthreadpool_t pool,
   if (target_.ok()) db();
 }
 
-Runtime::~Runtime() {
-  StopBackground();
-  if (owns_pool_) pthreadpool_destroy(pool_);
-}
+Runtime::~Runtime() { StopBackground(); }
 
 void Runtime::StopBackground() {
   stopping_ = true;
@@ -161,10 +172,9 @@ absl::StatusOr<KernelPtr> Runtime::GetWithWeightLayout(
       WeightLayoutChoice choice,
       ChooseWeightLayout(spec, *target_,
                          [&](const Spec& s) -> absl::StatusOr<int64_t> {
+                           // Unimplemented (a layout this target cannot
+                           // read, or no tree) makes it no choice.
                            absl::StatusOr<KernelPtr> k = Get(s, options);
-                           // A layout this target cannot read is no choice.
-                           if (absl::IsUnimplemented(k.status()))
-                             return absl::NotFoundError(k.status().message());
                            AMARENA_RETURN_IF_ERROR(k.status());
                            made.emplace_back(s, *k);
                            return (*k)->impl().cost.main;

@@ -4,7 +4,7 @@
 //   absl::StatusOr<amarena::KernelPtr> k = rt.Get("matmul 64x64x64 f32");
 //   if (!k.ok()) { /* k.status().message() names the problem */ }
 //   void* ops[] = {a, b, c};  // C = A . B, row-major
-//   (*k)->Run(ops);
+//   absl::Status run = (*k)->Run(ops);  // ResourceExhausted: no scratch
 //
 // Kernels are cached in memory by canonical Spec (the runtime's target and
 // the generator version are fixed per runtime); concurrent requests for a new
@@ -14,6 +14,17 @@
 // plus a JIT afterwards. Thread-safe. With more than one worker
 // (AMARENA_NUM_THREADS, or an engine's own pthreadpool), the search may choose
 // one parallel loop at the root, which Run hands to the pool.
+//
+// Rules for running a kernel (docs/api.md):
+// - Floating point: every thread of a run uses the caller's MXCSR (rounding,
+//   FTZ, DAZ), so the thread count does not change how subnormals are
+//   treated: they are flushed only if the caller's MXCSR flushes them.
+// - Aliasing: the output must not overlap an input (inputs may overlap each
+//   other). Run does not check it; Check does.
+// - Lifetime: a kernel keeps the pool it runs on, so it runs correctly after
+//   its Runtime is destroyed; an engine's own pool (the constructor taking a
+//   pthreadpool_t) must outlive every kernel of the runtime.
+// - Sizes: operand i spans OperandBytes(i) bytes from its pointer.
 #ifndef AMARENA_RUNTIME_RUNTIME_H_
 #define AMARENA_RUNTIME_RUNTIME_H_
 
@@ -28,9 +39,11 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/impl.h"
@@ -51,17 +64,31 @@ enum class KernelSource : uint8_t {
 };
 absl::string_view Name(KernelSource s);
 
+// A thread pool shared by a runtime and its kernels: the last of them to go
+// destroys it (unless the engine owns it).
+using SharedPool = std::shared_ptr<std::remove_pointer_t<pthreadpool_t>>;
+
 class Kernel {
  public:
   Kernel(Spec spec, Target target, ImplPtr impl,
          std::unique_ptr<CompiledKernel> code, double synth_ms, double jit_ms,
-         int64_t specs_solved, KernelSource source,
-         pthreadpool_t pool = nullptr);
+         int64_t specs_solved, KernelSource source, SharedPool pool = nullptr);
   ~Kernel();
 
   // operands[i] points at operand i (matmul: A, B, C), dense, in the Spec's
-  // layouts.
-  void Run(void* const* operands) const;
+  // layouts, spanning OperandBytes(i) bytes; the output must not overlap an
+  // input. Nothing is checked here (see Check). ResourceExhausted when a
+  // thread's scratch cannot be allocated; the output is then partly written.
+  absl::Status Run(void* const* operands) const;
+  // InvalidArgument naming the operand when Run would be given a null or
+  // misaligned pointer, an output overlapping an input, or (with
+  // `operand_bytes`, one size per operand) a buffer smaller than
+  // OperandBytes. O(operands): for callers that want the check before Run.
+  absl::Status Check(void* const* operands,
+                     const size_t* operand_bytes = nullptr) const;
+  // Bytes operand i spans (panel padding included); 0 if there is no
+  // operand i.
+  int64_t OperandBytes(int i) const;
 
   const Spec& spec() const {
     return spec_;
@@ -87,7 +114,7 @@ class Kernel {
   double synth_ms_, jit_ms_;
   int64_t specs_solved_;
   KernelSource source_;
-  pthreadpool_t pool_;
+  SharedPool pool_;
 };
 using KernelPtr = std::shared_ptr<const Kernel>;
 
@@ -135,7 +162,8 @@ class Runtime {
   // Uses `target.workers` threads: a pool of its own when more than one.
   explicit Runtime(absl::StatusOr<Target> target, RuntimeOptions options = {});
   // Runs parallel loops on the engine's `pool` (not owned; must outlive the
-  // runtime); the target's workers become the pool's thread count.
+  // runtime and every kernel it made, since kernels run on it); the target's
+  // workers become the pool's thread count.
   Runtime(absl::StatusOr<Target> target, pthreadpool_t pool,
           RuntimeOptions options = {});
   // Waits for background searches (deadline misses) to stop.
@@ -191,8 +219,7 @@ class Runtime {
   void Log(const Kernel& k) const;
 
   absl::StatusOr<Target> target_;
-  pthreadpool_t pool_ = nullptr;
-  bool owns_pool_ = false;
+  SharedPool pool_;  // null: serial
   // The cache, keyed by the bound Spec (the target and generator version are
   // fixed per runtime; they are in the fingerprint for the on-disk store).
   // Most recently used at the front of lru_.

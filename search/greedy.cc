@@ -86,9 +86,7 @@ absl::StatusOr<ImplPtr> SolveGreedy(const Spec& root, const Target& t) {
         absl::StrCat("cannot search ", PrintSpec(root),
                      ": budget is unset, must be bound to a target"));
   ImplPtr tree = Greedy(t).Solve(root);
-  if (!tree)
-    return absl::NotFoundError(absl::StrCat(
-        "cannot implement ", PrintSpec(root), ": no tree fits the budget"));
+  if (!tree) return NoTreeError(root);
   return tree;
 }
 

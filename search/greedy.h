@@ -13,7 +13,8 @@
 
 namespace amarena {
 
-// `root` must be bound. NotFound if no tree fits (as for Searcher::Solve).
+// `root` must be bound. NoTreeError(root) if no tree fits (as for
+// Searcher::Solve).
 absl::StatusOr<ImplPtr> SolveGreedy(const Spec& root, const Target& t);
 
 }  // namespace amarena

@@ -25,9 +25,7 @@ absl::StatusOr<ImplPtr> Searcher::Solve(const Spec& root) {
   if (options_.cancel && options_.cancel->load(std::memory_order_relaxed))
     return absl::CancelledError(
         absl::StrCat("search for ", PrintSpec(root), " was cancelled"));
-  if (!e.feasible)
-    return absl::NotFoundError(absl::StrCat(
-        "cannot implement ", PrintSpec(root), ": no tree fits the budget"));
+  if (!e.feasible) return NoTreeError(root);
   return Build(root);
 }
 
@@ -111,6 +109,22 @@ bool ObviouslyInfeasible(const Spec& s) {
     for (int i = 0; i < s.NumOperands(); ++i)
       if (Faster(Level::kL1, s.aux[i].level)) return true;
   return false;
+}
+
+absl::Status NoTreeError(const Spec& root) {
+  if (ObviouslyInfeasible(root)) {
+    // The same two rules as ObviouslyInfeasible, each with its reason.
+    const bool vrf = root.IsMatmul() && root.budget->vrf < 2;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot implement ", PrintSpec(root), ": budget is ",
+        PrintPeak(*root.budget), ", must have at least ",
+        vrf ? "vrf:2 (every matmul kernel takes two scratch vector registers)"
+            : "l1:1 (an operand outside L1 is brought into it)"));
+  }
+  return absl::UnimplementedError(
+      absl::StrCat("cannot implement ", PrintSpec(root),
+                   ": no tree fits the budget, must be larger (the "
+                   "generator has no kernel within it)"));
 }
 
 MemoEntry Searcher::SolveExact(const Spec& spec) {

@@ -59,9 +59,10 @@ class Searcher {
     if (options.count_queries) memo_.CountQueries();
   }
 
-  // `root` must carry a budget (Target::Bind). NotFound if no tree implements
-  // it (cannot happen for a bound user Spec: tiling to 1x1x1 always reaches a
-  // kernel).
+  // `root` must carry a budget (Target::Bind). NoTreeError(root) if no tree
+  // implements it (cannot happen for a Spec bound to the target's whole
+  // budget: tiling to 1x1x1 always reaches a kernel; it can for a budget
+  // given in the Spec text).
   absl::StatusOr<ImplPtr> Solve(const Spec& root);
 
   // The best cost of a Spec, or nullopt if no Impl fits its budget.
@@ -96,6 +97,11 @@ inline Spec ClampBudget(const Spec& s, const Target& t) {
 
 // Whether no tree can fit `s`'s budget, known without search (s is bound).
 bool ObviouslyInfeasible(const Spec& s);
+
+// Why no tree implements `root` (bound): InvalidArgument naming what the
+// budget lacks when it is ObviouslyInfeasible (no kernel could exist within
+// it), else Unimplemented (none that the generator has).
+absl::Status NoTreeError(const Spec& root);
 
 // The candidate a stored action stands for, re-derived from the Spec (actions
 // are descriptors; NotFound if the rewrites no longer offer it).

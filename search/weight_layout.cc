@@ -63,7 +63,7 @@ absl::StatusOr<WeightLayoutChoice> ChooseWeightLayout(
   WeightLayoutChoice choice{spec, -1, {}};
   for (const Spec& c : WeightLayoutCandidates(spec, t)) {
     absl::StatusOr<int64_t> cost = cost_of(c);
-    if (absl::IsNotFound(cost.status())) continue;
+    if (absl::IsUnimplemented(cost.status())) continue;
     if (!cost.ok()) return cost.status();
     choice.tried.emplace_back(c, *cost);
     if (choice.cost < 0 || *cost < choice.cost) {
@@ -72,8 +72,9 @@ absl::StatusOr<WeightLayoutChoice> ChooseWeightLayout(
     }
   }
   if (choice.cost < 0)
-    return absl::NotFoundError(absl::StrCat(
-        "no tree implements ", PrintSpec(spec), " in any layout of B"));
+    return absl::UnimplementedError(
+        absl::StrCat("cannot choose B's layout for ", PrintSpec(spec),
+                     ": no tree implements it in any layout of B"));
   return choice;
 }
 

@@ -49,8 +49,9 @@ struct WeightLayoutChoice {
 };
 
 // `cost_of` returns the best cost of a candidate (a search, a database
-// lookup, a kernel's cost); NotFound means no tree implements it, any other
-// error stops the choice. Ties go to the earlier candidate.
+// lookup, a kernel's cost); Unimplemented means no tree implements it (or the
+// target cannot read that layout), any other error stops the choice.
+// Unimplemented if no candidate has a tree. Ties go to the earlier candidate.
 absl::StatusOr<WeightLayoutChoice> ChooseWeightLayout(
     const Spec& spec, const Target& t,
     absl::FunctionRef<absl::StatusOr<int64_t>(const Spec&)> cost_of);

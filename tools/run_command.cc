@@ -7,6 +7,7 @@
 
 #include "core/reference.h"
 #include "core/spec_text.h"
+#include "core/status_macros.h"
 #include "runtime/runtime.h"
 #include "search/replay.h"
 #include "tools/commands.h"
@@ -30,7 +31,10 @@ int RunCommand(const RunOptions& opt) {
   Operands ops(spec);
   FillRandom(spec, ops, /*seed=*/42);
   std::vector<uint8_t> before = ops.Snapshot(spec.OutputIndex());
-  kernel.Run(ops.ptrs());
+  if (absl::Status run = kernel.Run(ops.ptrs()); !run.ok()) {
+    std::fprintf(stderr, "amarena: %s\n", std::string(run.message()).c_str());
+    return 2;
+  }
   Verdict v = CheckAgainstReference(spec, ops, before);
 
   using Clock = std::chrono::steady_clock;
@@ -40,7 +44,8 @@ int RunCommand(const RunOptions& opt) {
   for (int64_t i = 0; reps > 0 ? i < reps : (i < 3 || Clock::now() < deadline);
        ++i) {
     auto t0 = Clock::now();
-    kernel.Run(ops.ptrs());
+    // It ran once already: its scratch is allocated.
+    AMARENA_CHECK_OK(kernel.Run(ops.ptrs()));
     ns.push_back(
         std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
   }

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "bench/peers/peer.h"
+#include "core/status_macros.h"
 #include "runtime/host.h"
 #include "runtime/runtime.h"
 
@@ -19,7 +20,7 @@ class AmarenaRun : public PreparedGemm {
   AmarenaRun(KernelPtr k, const float* a, const float* b, float* c)
       : k_(std::move(k)),
         ops_{const_cast<float*>(a), const_cast<float*>(b), c} {}
-  void Run() override { k_->Run(ops_); }
+  void Run() override { AMARENA_CHECK_OK(k_->Run(ops_)); }
   std::string Detail() const override { return k_->name(); }
   std::vector<std::pair<std::string, double>> Extra() const override {
     return {{"search_ms", k_->synth_ms()}, {"jit_ms", k_->jit_ms()}};

@@ -163,7 +163,7 @@ TEST_P(CompileTest, StridedOperandsWithPrimePitches) {
     }
     auto code = Compile(**impl, t, "strided_test", opts);
     ASSERT_TRUE(code.ok()) << code.status();
-    (**code)(ptrs);
+    ASSERT_TRUE((**code)(ptrs).ok());
     // Copy the output window back into the dense operands and check it; the
     // padding of every operand is still -7.
     TensorSpec c = user.Operand(2);
@@ -235,7 +235,7 @@ TEST(CompileTest, LoopCountersSpillToTheStackWhenGprsRunOut) {
       Operands ops(user);
       FillRandom(user, ops, 3);
       std::vector<uint8_t> before = ops.Snapshot(2);
-      (**code)(ops.ptrs());
+      ASSERT_TRUE((**code)(ops.ptrs()).ok());
       Verdict v = CheckAgainstReference(user, ops, before);
       EXPECT_TRUE(v.ok) << PrintSpec(user) << " with " << gprs
                         << " GPRs: " << v.max_rel_err;

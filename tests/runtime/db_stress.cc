@@ -90,7 +90,12 @@ int Main(int argc, char** argv) {
         Operands ops(s);
         FillRandom(s, ops, i);
         std::vector<uint8_t> before = ops.Snapshot(s.OutputIndex());
-        (*k)->Run(ops.ptrs());
+        if (absl::Status run = (*k)->Run(ops.ptrs()); !run.ok()) {
+          std::fprintf(stderr, "%s: %s\n", PrintSpec(s).c_str(),
+                       std::string(run.message()).c_str());
+          ++wrong;
+          continue;
+        }
         if (!CheckAgainstReference(s, ops, before).ok) {
           std::fprintf(stderr, "wrong result: %s\n", PrintSpec(s).c_str());
           ++wrong;

@@ -69,6 +69,28 @@ TEST(RuntimeTest, UnsupportedFeaturesAreUnimplemented) {
             absl::StatusCode::kUnimplemented);
 }
 
+// A budget in the Spec text that no tree fits: Unimplemented, or
+// InvalidArgument when no kernel at all could fit it; never NotFound or
+// Internal.
+TEST(RuntimeTest, NoTreeIsUnimplementedAnImpossibleBudgetInvalid) {
+  Runtime rt(HostTarget());
+  absl::Status none =
+      rt.Get("matmul 3x5x7 f32 budget=vrf:2,gpr:0,l1:1,l2:0,l3:0").status();
+  EXPECT_EQ(none.code(), absl::StatusCode::kUnimplemented) << none;
+  EXPECT_NE(none.message().find("no tree fits the budget"),
+            absl::string_view::npos);
+  absl::Status impossible =
+      rt.Get("matmul 3x5x7 f32 budget=vrf:1,gpr:4,l1:8,l2:0,l3:0").status();
+  EXPECT_EQ(impossible.code(), absl::StatusCode::kInvalidArgument)
+      << impossible;
+  // The quick search behind a deadline says the same.
+  absl::Status quick =
+      rt.Get("matmul 3x5x7 f32 budget=vrf:2,gpr:0,l1:1,l2:0,l3:0",
+             GetOptions{.deadline = std::chrono::steady_clock::now()})
+          .status();
+  EXPECT_EQ(quick.code(), absl::StatusCode::kUnimplemented) << quick;
+}
+
 TEST(RuntimeTest, AcceptsBf16InputsWithAnF32Output) {
   Runtime rt(HostTarget());
   for (const char* text :
@@ -240,7 +262,7 @@ TEST(RuntimeTest, CacheIsLeastRecentlyUsedAndCounts) {
   Operands ops(a->spec());
   FillRandom(a->spec(), ops, 1);
   std::vector<uint8_t> before = ops.Snapshot(2);
-  a->Run(ops.ptrs());
+  ASSERT_TRUE(a->Run(ops.ptrs()).ok());
   EXPECT_TRUE(CheckAgainstReference(a->spec(), ops, before).ok);
 }
 

@@ -84,7 +84,7 @@ TEST(WeightLayoutTest, ChoosesTheCheapestFirstOnTies) {
   // Cost by name: p32 and p64 tie at the lowest; p16 has no tree.
   auto cost = [](const Spec& s) -> absl::StatusOr<int64_t> {
     const std::string n = WeightLayoutName(s.aux[1]);
-    if (n == "p16") return absl::NotFoundError("no tree");
+    if (n == "p16") return absl::UnimplementedError("no tree");
     return n == "p32" || n == "p64" ? 10 : 20;
   };
   absl::StatusOr<WeightLayoutChoice> c = ChooseWeightLayout(spec, t, cost);
@@ -100,11 +100,11 @@ TEST(WeightLayoutTest, ChoosesTheCheapestFirstOnTies) {
 TEST(WeightLayoutTest, ErrorsNameTheProblem) {
   const Target t = Target::Avx2(kCaches);
   auto none = [](const Spec&) -> absl::StatusOr<int64_t> {
-    return absl::NotFoundError("no tree");
+    return absl::UnimplementedError("no tree");
   };
-  EXPECT_THAT(
-      ChooseWeightLayout(*ParseSpec("matmul 4x4x4 f32"), t, none),
-      StatusIs(absl::StatusCode::kNotFound, HasSubstr("in any layout of B")));
+  EXPECT_THAT(ChooseWeightLayout(*ParseSpec("matmul 4x4x4 f32"), t, none),
+              StatusIs(absl::StatusCode::kUnimplemented,
+                       HasSubstr("in any layout of B")));
   auto broken = [](const Spec&) -> absl::StatusOr<int64_t> {
     return absl::CancelledError("stopped");
   };

@@ -29,7 +29,8 @@ inline ::testing::AssertionResult KernelMatchesReference(const KernelPtr& k,
   GuardedOperands back(s, ops, Placement::kBack);
   GuardedOperands front(s, ops, Placement::kFront);
   jit::SetScratchPlacementForTesting(jit::ScratchPlacement::kBack);
-  k->Run(back.ptrs());
+  if (absl::Status run = k->Run(back.ptrs()); !run.ok())
+    return ::testing::AssertionFailure() << PrintSpec(s) << ": " << run;
   back.CopyOutputTo(s, ops);
   Verdict v = CheckAgainstReference(s, ops, before);
   if (!v.ok)
@@ -38,8 +39,10 @@ inline ::testing::AssertionResult KernelMatchesReference(const KernelPtr& k,
            << v.tolerance << "\n"
            << PrintImpl(k->impl());
   jit::SetScratchPlacementForTesting(jit::ScratchPlacement::kFront);
-  k->Run(front.ptrs());
+  absl::Status run = k->Run(front.ptrs());
   jit::SetScratchPlacementForTesting(jit::ScratchPlacement::kBack);
+  if (!run.ok())
+    return ::testing::AssertionFailure() << PrintSpec(s) << ": " << run;
   const int o = s.OutputIndex();
   if (std::memcmp(front.ptrs()[o], ops.ptr(o), OperandBytes(s, o)) != 0)
     return ::testing::AssertionFailure()
