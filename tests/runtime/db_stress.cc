@@ -16,6 +16,8 @@
 //
 // Exit status: 0 all good, 1 a wrong result, an unexpected source or a failed
 // check, 2 usage or setup errors.
+#include "tests/runtime/db_stress.h"
+
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -30,7 +32,6 @@
 #include "core/spec_text.h"
 #include "runtime/host.h"
 #include "runtime/runtime.h"
-#include "tests/runtime/db_stress.h"
 #include "tests/testing/random_specs.h"
 
 namespace amarena {
@@ -46,11 +47,6 @@ Target HostOrDie() {
   }
   target->workers = 1;
   return *target;
-}
-
-Spec SmallSpec(int i) {
-  return Spec::Matmul(8 + 4 * (i % 12), 16 + 16 * (i / 96),
-                      8 + 8 * ((i / 12) % 8));
 }
 
 }  // namespace db_stress

@@ -18,10 +18,6 @@ using Args = std::vector<std::string>;
 // The host target with one worker (what every mode searches for).
 Target HostOrDie();
 
-// Small distinct matmuls, numbered from 0: quick to search (about a
-// millisecond each, sharing one Searcher), with trees of tens of nodes.
-Spec SmallSpec(int i);
-
 // db_stress_file.cc: the file under concurrent writers, readers,
 // checkpoints, a full disk and killed processes.
 int Store(const std::string& db, const Args& args);

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -21,6 +21,7 @@
 #include "runtime/search_db.h"
 #include "search/search.h"
 #include "tests/runtime/db_stress.h"
+#include "tests/testing/random_specs.h"
 
 namespace amarena::db_stress {
 namespace {
@@ -61,8 +62,7 @@ sqlite3* OpenRaw(const std::string& db) {
   sqlite3* h = nullptr;
   if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READWRITE, nullptr) !=
       SQLITE_OK) {
-    std::fprintf(stderr, "cannot open %s: %s\n", db.c_str(),
-                 sqlite3_errmsg(h));
+    std::fprintf(stderr, "cannot open %s: %s\n", db.c_str(), sqlite3_errmsg(h));
     sqlite3_close(h);
     return nullptr;
   }
@@ -73,7 +73,7 @@ sqlite3* OpenRaw(const std::string& db) {
 }  // namespace
 
 // Store FIRST COUNT [keep-wal] [fsize=BYTES] [ok-list=FILE]: searches
-// SmallSpec(FIRST..FIRST+COUNT-1) and stores each tree. keep-wal: a read
+// SmallMatmul(FIRST..FIRST+COUNT-1) and stores each tree. keep-wal: a read
 // snapshot taken first keeps every commit in the WAL (no checkpoint can copy
 // it) and the process ends with _exit, so the WAL is left as a crash leaves
 // it. ok-list: the numbers of the Specs whose store succeeded, one a line.
@@ -90,9 +90,8 @@ int Store(const std::string& db, const Args& args) {
   sqlite3* snapshot = nullptr;
   if (Flag(args, "keep-wal")) {
     snapshot = OpenRaw(db);
-    if (!snapshot ||
-        sqlite3_exec(snapshot, "BEGIN; SELECT count(*) FROM meta", nullptr,
-                     nullptr, nullptr) != SQLITE_OK)
+    if (!snapshot || sqlite3_exec(snapshot, "BEGIN; SELECT count(*) FROM meta",
+                                  nullptr, nullptr, nullptr) != SQLITE_OK)
       return 2;
   }
   if (std::string f = Option(args, "fsize"); !f.empty())
@@ -103,7 +102,8 @@ int Store(const std::string& db, const Args& args) {
   int stored = 0, failed = 0;
   std::string first_error;
   for (int i = first; i < first + count; ++i) {
-    absl::StatusOr<ImplPtr> impl = searcher.Solve(t.Bind(SmallSpec(i)));
+    absl::StatusOr<ImplPtr> impl =
+        searcher.Solve(t.Bind(testing::SmallMatmul(i)));
     if (!impl.ok()) return 2;
     absl::Status s = (*store)->Store(t, **impl);
     if (s.ok()) {
@@ -114,15 +114,15 @@ int Store(const std::string& db, const Args& args) {
       if (first_error.empty()) first_error = std::string(s.message());
     }
   }
-  std::printf("stored %d, failed %d%s%s\n", stored, failed,
-              first_error.empty() ? "" : "; first error: ",
-              first_error.c_str());
+  std::printf(
+      "stored %d, failed %d%s%s\n", stored, failed,
+      first_error.empty() ? "" : "; first error: ", first_error.c_str());
   std::fflush(stdout);
   if (snapshot) _exit(0);
   return 0;
 }
 
-// Expect FIRST COUNT | Expect list=FILE: every listed SmallSpec is found in
+// Expect FIRST COUNT | Expect list=FILE: every listed SmallMatmul is found in
 // the database (by a fresh SearchDb, as the next process would).
 int Expect(const std::string& db, const Args& args) {
   std::vector<int> want;
@@ -143,10 +143,10 @@ int Expect(const std::string& db, const Args& args) {
   }
   int missing = 0;
   for (int i : want)
-    if (!(*store)->Find(t, ClampBudget(t.Bind(SmallSpec(i)), t))) {
+    if (!(*store)->Find(t, ClampBudget(t.Bind(testing::SmallMatmul(i)), t))) {
       if (missing++ < 5)
         std::fprintf(stderr, "missing: #%d %s\n", i,
-                     PrintSpec(SmallSpec(i)).c_str());
+                     PrintSpec(testing::SmallMatmul(i)).c_str());
     }
   std::printf("found %zu of %zu\n", want.size() - missing, want.size());
   return missing ? 1 : 0;
@@ -165,8 +165,8 @@ int Readers(const std::string& db, const Args& args) {
       if (!store.ok() || !(*store)->Stats().ok()) ++open_failures;
     }
     if (sqlite3* h = OpenRaw(db)) {
-      if (sqlite3_exec(h, "PRAGMA wal_checkpoint", nullptr, nullptr,
-                       nullptr) == SQLITE_OK)
+      if (sqlite3_exec(h, "PRAGMA wal_checkpoint", nullptr, nullptr, nullptr) ==
+          SQLITE_OK)
         ++checkpoints;
       sqlite3_close(h);
     }
@@ -236,8 +236,7 @@ int HoldLock(const std::string& db, const Args& args) {
   if (!h) return 2;
   if (sqlite3_exec(h, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) !=
       SQLITE_OK) {
-    std::fprintf(stderr, "cannot lock %s: %s\n", db.c_str(),
-                 sqlite3_errmsg(h));
+    std::fprintf(stderr, "cannot lock %s: %s\n", db.c_str(), sqlite3_errmsg(h));
     return 2;
   }
   std::ofstream(args[1]) << "locked\n";

@@ -87,8 +87,7 @@ int TimedGets(const std::string& db, const Args& args) {
   k = rt.Get(stored2);
   check("Get a stored Spec beside a store", MsSince(t0), max_ms);
   if (!k.ok() || (*k)->source() != KernelSource::kDatabase) {
-    std::printf("  FAIL: %s was not found in the database\n",
-                stored2.c_str());
+    std::printf("  FAIL: %s was not found in the database\n", stored2.c_str());
     ++bad;
   }
   other.join();
