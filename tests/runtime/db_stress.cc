@@ -130,8 +130,13 @@ int Main(int argc, char** argv) {
       }
     });
   for (std::thread& t : pool) t.join();
-  std::printf("%d searched, %d from the database, %d wrong\n", searched.load(),
-              stored.load(), wrong.load());
+  CacheStats cs = rt.cache_stats();
+  std::printf(
+      "%d searched, %d from the database, %d wrong; stores skipped %lld, "
+      "failed %lld\n",
+      searched.load(), stored.load(), wrong.load(),
+      static_cast<long long>(cs.db_store_skipped),
+      static_cast<long long>(cs.db_store_failed));
   if (wrong) return 1;
   if (mode == "expect-stored" && searched != 0) {
     std::fprintf(stderr, "%d Specs were not in the database\n",

@@ -99,7 +99,7 @@ int Store(const std::string& db, const Args& args) {
   std::ofstream ok_list;
   if (std::string f = Option(args, "ok-list"); !f.empty()) ok_list.open(f);
   Searcher searcher(t);
-  int stored = 0, failed = 0;
+  int stored = 0, skipped = 0, failed = 0;
   std::string first_error;
   for (int i = first; i < first + count; ++i) {
     absl::StatusOr<ImplPtr> impl =
@@ -110,12 +110,12 @@ int Store(const std::string& db, const Args& args) {
       ++stored;
       if (ok_list.is_open()) ok_list << i << "\n" << std::flush;
     } else {
-      ++failed;
+      (absl::IsUnavailable(s) ? skipped : failed) += 1;
       if (first_error.empty()) first_error = std::string(s.message());
     }
   }
   std::printf(
-      "stored %d, failed %d%s%s\n", stored, failed,
+      "stored %d, skipped %d, failed %d%s%s\n", stored, skipped, failed,
       first_error.empty() ? "" : "; first error: ", first_error.c_str());
   std::fflush(stdout);
   if (snapshot) _exit(0);

@@ -166,8 +166,6 @@ TEST(SearchDbTest, TamperedRowsAreSearchedAgainAndReplaced) {
 TEST(SearchDbTest, TheCapKeepsTheMostRecentlyUsed) {
   TempDir dir;
   std::string db = dir.path() + "/a.db";
-  // About 80 of these Specs' trees fill it.
-  const int64_t cap = 256 << 10;
   Target t = Target::Avx2({.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20});
   Searcher searcher(t);
   auto store = [&](SearchDb& d, int first, int last) {
@@ -179,30 +177,35 @@ TEST(SearchDbTest, TheCapKeepsTheMostRecentlyUsed) {
     return d.Find(t, ClampBudget(t.Bind(testing::SmallMatmul(i)), t))
         .has_value();
   };
+  auto file_size = [&] {
+    return static_cast<int64_t>(std::filesystem::file_size(db));
+  };
+  // 120 Specs without a cap; closing puts them in the file, whose size
+  // becomes the cap: the next 40 Specs must make room.
+  { store(**SearchDb::Open(db, {.max_bytes = 0}), 0, 120); }
+  const int64_t cap = file_size();
+  // All of them were used two hours ago; then 0..4 are found again.
+  Sql(db, "UPDATE used SET last_used = last_used - 7200000");
   {
     std::unique_ptr<SearchDb> d = *SearchDb::Open(db, {.max_bytes = cap});
-    store(*d, 0, 60);
-    // Everything so far was used two hours ago; then 0..4 are found again.
-    Sql(db, "UPDATE used SET last_used = last_used - 7200000");
     for (int i = 0; i < 5; ++i) ASSERT_TRUE(found(*d, i));
-    store(*d, 60, 100);  // over the cap: the old ones make room
+    store(*d, 120, 160);
     for (int i = 0; i < 5; ++i) EXPECT_TRUE(found(*d, i)) << i;
-    for (int i = 60; i < 100; ++i) EXPECT_TRUE(found(*d, i)) << i;
+    for (int i = 120; i < 160; ++i) EXPECT_TRUE(found(*d, i)) << i;
     int old = 0;
-    for (int i = 5; i < 60; ++i) old += found(*d, i);
-    EXPECT_LT(old, 55) << "nothing was pruned";
+    for (int i = 5; i < 120; ++i) old += found(*d, i);
+    EXPECT_LT(old, 115 - 20) << "too little was pruned";
   }
   // Closed, so the WAL is in the file: the file is what stays on disk.
   const int64_t slack = 64 << 10;
-  EXPECT_LE(static_cast<int64_t>(std::filesystem::file_size(db)), cap + slack);
+  EXPECT_LE(file_size(), cap + slack);
   // A lower cap shrinks the file at the next store.
   {
     std::unique_ptr<SearchDb> d = *SearchDb::Open(db, {.max_bytes = cap / 4});
-    store(*d, 100, 101);
-    EXPECT_TRUE(found(*d, 100));
+    store(*d, 160, 161);
+    EXPECT_TRUE(found(*d, 160));
   }
-  EXPECT_LE(static_cast<int64_t>(std::filesystem::file_size(db)),
-            cap / 4 + slack);
+  EXPECT_LE(file_size(), cap / 4 + slack);
 }
 
 // With another connection holding the write lock, a new Spec's store waits
