@@ -100,13 +100,11 @@ absl::StatusOr<std::string> SearchDb::Check(const std::string& path) {
     return absl::NotFoundError(absl::StrCat("cannot check search database ",
                                             path, ": there is no file there"));
   if (p.kind == PathProbe::kEmpty) return std::string("ok (empty)");
-  // Only reads: a check changes nothing, whatever it finds. (Not a read-only
-  // connection unless the file is read-only: a writable one can remove the
-  // -wal and -shm files when it closes.)
-  AMARENA_ASSIGN_OR_RETURN(
-      std::unique_ptr<DbConn> c,
-      DbConn::Open(path, p.read_only ? DbConn::Mode::kReadOnly
-                                     : DbConn::Mode::kReadWrite));
+  // Read-only: the file is the same, byte for byte, whatever the check finds
+  // (a read-write connection, closing last, would copy the WAL into it).
+  // SQLite may make the -wal and -shm files it needs to read a WAL database.
+  AMARENA_ASSIGN_OR_RETURN(std::unique_ptr<DbConn> c,
+                           DbConn::Open(path, DbConn::Mode::kReadOnly));
   c->WaitFor(kAdminWait);
   absl::StatusOr<std::string> r = c->IntegrityCheck(/*quick=*/false);
   if (r.ok() && *r != "ok")
