@@ -400,12 +400,12 @@ absl::Status SearchDb::Prune(DbConn& c, int64_t now_ms) {
   const int64_t goal = options_.max_bytes / 100 * kPruneToPercent;
   // Each round drops as many of the oldest keys as the excess suggests from
   // the average bytes per key; rows share pages, so it may take a few.
-  for (int round = 0; round < 8 && used > goal; ++round) {
-    AMARENA_ASSIGN_OR_RETURN(int64_t keys,
-                             c.Int("SELECT count(*) FROM used", "prune"));
-    if (keys == 0) break;
+  AMARENA_ASSIGN_OR_RETURN(int64_t keys,
+                           c.Int("SELECT count(*) FROM used", "prune"));
+  std::vector<std::pair<std::string, std::string>> doomed;  // (target, spec)
+  for (int round = 0; round < 8 && used > goal && keys > 0; ++round) {
     int64_t n = std::max<int64_t>(16, (used - goal) * keys / used + 1);
-    std::vector<std::pair<std::string, std::string>> doomed;
+    doomed.clear();
     DbStmt& q = c.oldest;
     q.Bind(1, now_ms).Bind(2, n);
     int rc;
@@ -414,6 +414,7 @@ absl::Status SearchDb::Prune(DbConn& c, int64_t now_ms) {
     q.Done();
     if (rc != SQLITE_DONE) return c.Fail(rc, "prune");
     if (doomed.empty()) break;  // only what this store wrote is left
+    keys -= static_cast<int64_t>(doomed.size());
     for (const auto& [target, spec] : doomed) {
       for (DbStmt* d : {&c.drop_results, &c.drop_use}) {
         d->Bind(1, target).Bind(2, spec);

@@ -131,7 +131,7 @@ class SearchDb {
   static absl::StatusOr<std::string> Check(const std::string& path);
 
   const std::string& path() const { return path_; }
-  bool read_only() const { return read_only_; }
+  bool read_only() const { return read_only_.load(); }
 
  private:
   SearchDb(std::string path, DbOptions options)
@@ -156,7 +156,8 @@ class SearchDb {
 
   std::string path_;
   DbOptions options_;
-  bool read_only_ = false;
+  // The file's, as Connect found it (again after a Recover).
+  std::atomic<bool> read_only_{false};
 
   // Connections are lent one per call, so no lock of ours is held while
   // SQLite waits, and threads of one process read side by side as WAL

@@ -7,6 +7,7 @@
 //   db_stress DB SEED COUNT THREADS [reverse|expect-stored]
 //   db_stress DB --duplicates     (prints the number of duplicated rows)
 //   db_stress DB --store FIRST COUNT [keep-wal] [fsize=BYTES] [ok-list=FILE]
+//                        [cap=BYTES]
 //   db_stress DB --expect FIRST COUNT | --expect list=FILE
 //   db_stress DB --readers STOP_FILE
 //   db_stress DB --checkpoint [fsize=BYTES] [die|kill-midway]

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -72,8 +73,10 @@ sqlite3* OpenRaw(const std::string& db) {
 
 }  // namespace
 
-// Store FIRST COUNT [keep-wal] [fsize=BYTES] [ok-list=FILE]: searches
-// SmallMatmul(FIRST..FIRST+COUNT-1) and stores each tree. keep-wal: a read
+// Store FIRST COUNT [keep-wal] [fsize=BYTES] [ok-list=FILE] [cap=BYTES]:
+// searches
+// SmallMatmul(FIRST..FIRST+COUNT-1) and stores each tree (cap: the size cap,
+// default DbOptions'). keep-wal: a read
 // snapshot taken first keeps every commit in the WAL (no checkpoint can copy
 // it) and the process ends with _exit, so the WAL is left as a crash leaves
 // it. ok-list: the numbers of the Specs whose store succeeded, one a line.
@@ -82,7 +85,10 @@ int Store(const std::string& db, const Args& args) {
   const int first = std::atoi(args[0].c_str()),
             count = std::atoi(args[1].c_str());
   Target t = HostOrDie();
-  absl::StatusOr<std::unique_ptr<SearchDb>> store = SearchDb::Open(db);
+  DbOptions options;
+  if (std::string cap = Option(args, "cap"); !cap.empty())
+    options.max_bytes = std::atoll(cap.c_str());
+  absl::StatusOr<std::unique_ptr<SearchDb>> store = SearchDb::Open(db, options);
   if (!store.ok()) {
     std::fprintf(stderr, "%s\n", std::string(store.status().message()).c_str());
     return 2;
@@ -100,12 +106,17 @@ int Store(const std::string& db, const Args& args) {
   if (std::string f = Option(args, "ok-list"); !f.empty()) ok_list.open(f);
   Searcher searcher(t);
   int stored = 0, skipped = 0, failed = 0;
+  double slowest = 0;  // ms
   std::string first_error;
   for (int i = first; i < first + count; ++i) {
     absl::StatusOr<ImplPtr> impl =
         searcher.Solve(t.Bind(testing::SmallMatmul(i)));
     if (!impl.ok()) return 2;
+    auto t0 = std::chrono::steady_clock::now();
     absl::Status s = (*store)->Store(t, **impl);
+    slowest = std::max(slowest, std::chrono::duration<double, std::milli>(
+                                    std::chrono::steady_clock::now() - t0)
+                                    .count());
     if (s.ok()) {
       ++stored;
       if (ok_list.is_open()) ok_list << i << "\n" << std::flush;
@@ -115,7 +126,8 @@ int Store(const std::string& db, const Args& args) {
     }
   }
   std::printf(
-      "stored %d, skipped %d, failed %d%s%s\n", stored, skipped, failed,
+      "stored %d, skipped %d, failed %d, slowest store %.1f ms%s%s\n", stored,
+      skipped, failed, slowest,
       first_error.empty() ? "" : "; first error: ", first_error.c_str());
   std::fflush(stdout);
   if (snapshot) _exit(0);

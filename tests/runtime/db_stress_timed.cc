@@ -11,6 +11,7 @@
 #include "core/spec_text.h"
 #include "runtime/host.h"
 #include "runtime/runtime.h"
+#include "runtime/search_db.h"
 #include "tests/runtime/db_stress.h"
 
 namespace amarena::db_stress {
@@ -54,6 +55,12 @@ int TimedGets(const std::string& db, const Args& args) {
   absl::StatusOr<KernelPtr> yardstick = plain.Get(fresh);
   const double plain_ms = MsSince(t0);
   if (!yardstick.ok()) return 2;
+
+  // Opening alone: reads the version, takes no lock a writer holds.
+  t0 = Clock::now();
+  bool opened = SearchDb::Open(db).ok();
+  check("open the database alone", MsSince(t0), max_ms);
+  if (!opened) ++bad;
 
   RuntimeOptions with_db;
   with_db.db = db;

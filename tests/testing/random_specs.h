@@ -32,9 +32,10 @@ inline std::vector<Spec> RandomMatmuls(int count, int max_dim, uint64_t seed) {
   return out;
 }
 
-// Small distinct f32 matmuls, numbered from 0 (distinct for i < 768): quick
-// to search (well under a millisecond each with one Searcher shared), with
-// trees of tens of nodes. For tests that need many different Specs stored.
+// Distinct f32 matmuls, numbered from 0, small for small i (K grows by 16
+// every 96): the first thousand are quick to search (well under a
+// millisecond each with one Searcher shared), with trees of tens of nodes.
+// For tests that need many different Specs stored.
 inline Spec SmallMatmul(int i) {
   return Spec::Matmul(8 + 4 * (i % 12), 16 + 16 * (i / 96),
                       8 + 8 * ((i / 12) % 8));
