@@ -163,9 +163,17 @@ absl::StatusOr<std::unique_ptr<DbConn>> SearchDb::Connect() {
 }
 
 std::unique_ptr<DbConn> SearchDb::Acquire() {
+  // One stat per call: if another process has set the file aside (and made
+  // a new one), connections to the old one would go on reading and writing
+  // a file nobody else sees.
+  const ino_t at_path = InodeOf(path_);
   int generation;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (!idle_.empty() && idle_.back()->inode() != at_path) {
+      ++generation_;
+      idle_.clear();
+    }
     if (!idle_.empty()) {
       std::unique_ptr<DbConn> c = std::move(idle_.back());
       idle_.pop_back();

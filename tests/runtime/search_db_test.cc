@@ -258,6 +258,37 @@ TEST(SearchDbTest, AStoreBesideAHeldWriteLockIsSkippedAndCounted) {
   EXPECT_EQ((*rt.Get(fresh))->source(), KernelSource::kDatabase);
 }
 
+// Another process may set the file aside and make a new one while this one
+// has it open: lookups and stores then go to the new file, not on into the
+// old one.
+TEST(SearchDbTest, AFileReplacedByAnotherProcessIsFollowed) {
+  TempDir dir;
+  std::string db = dir.path() + "/a.db";
+  Target t = Target::Avx2({.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20});
+  Searcher searcher(t);
+  auto impl = [&](int i) {
+    return *searcher.Solve(t.Bind(testing::SmallMatmul(i)));
+  };
+  auto clamped = [&](int i) {
+    return ClampBudget(t.Bind(testing::SmallMatmul(i)), t);
+  };
+  std::unique_ptr<SearchDb> mine = *SearchDb::Open(db);
+  ASSERT_TRUE(mine->Store(t, *impl(0)).ok());
+  std::filesystem::rename(db, db + ".bad-1-2-3");
+  std::filesystem::remove(db + "-wal");
+  std::filesystem::remove(db + "-shm");
+  {
+    std::unique_ptr<SearchDb> theirs = *SearchDb::Open(db);  // a new file
+    ASSERT_TRUE(theirs->Store(t, *impl(1)).ok());
+  }
+  EXPECT_TRUE(mine->Find(t, clamped(1)).has_value());
+  EXPECT_FALSE(mine->Find(t, clamped(0)).has_value());
+  ASSERT_TRUE(mine->Store(t, *impl(2)).ok());
+  mine.reset();
+  std::unique_ptr<SearchDb> next = *SearchDb::Open(db);
+  EXPECT_TRUE(next->Find(t, clamped(2)).has_value());
+}
+
 TEST(SearchDbTest, AFileFromAnotherVersionIsSetAsideAndRebuilt) {
   TempDir dir;
   std::string db = dir.path() + "/a.db";
