@@ -5,7 +5,9 @@
 #     the database, reading its statistics and running checkpoints, ROUNDS
 #     times: no PATH.bad-* appears, the inode stays, all 700 are found;
 #  2. a checkpoint killed with SIGKILL midway (page 1 written, the file not
-#     yet grown to match): the next process finds all 700;
+#     yet grown to match): stopped at a size limit, then SIGKILLed; and
+#     SIGKILLed from another thread while it copies. The next process finds
+#     all 700;
 #  3. a full disk, simulated two ways: writes past a size limit fail with
 #     EFBIG (RLIMIT_FSIZE, SIGXFSZ ignored: db_stress fsize=), during a
 #     checkpoint and during a writer's commits; and, when this process may
@@ -50,24 +52,48 @@ echo "writer beside readers and checkpoints, $rounds rounds: ok"
 
 # 2. A checkpoint killed midway. A read snapshot held while storing keeps
 # all 700 Specs in the WAL, so the checkpoint has megabytes to copy.
-killed=0
-for try in 1 2 3 4 5; do
+short() {  # whether the file holds fewer pages than its header says
+  local h
+  h=$("$stress" "$1" --header) || return 1
+  [ "$(sed 's/header: \([0-9]*\) pages, file: \([0-9]*\) pages/\1 \2/' <<<"$h" |
+    awk '{print ($1 > $2)}')" = 1 ]
+}
+# 2a. Deterministically: the checkpointing process may not grow the file
+# past 300 kB, so its checkpoint stops there with page 1 written; then it
+# SIGKILLs itself without closing anything.
+db=$dir/stopped.db
+"$stress" "$db" --store 0 700 keep-wal > /dev/null || fail "keep-wal store"
+inode=$(stat -c %i "$db")
+{ "$stress" "$db" --checkpoint fsize=300000 die; } > /dev/null 2>&1  # no "Killed"
+[ $? = 137 ] || fail "the checkpointer was not killed"
+short "$db" || fail "the file is not shorter than its header: $("$stress" "$db" --header)"
+header=$("$stress" "$db" --header)
+got=$("$stress" "$db" --expect 0 700 2>&1) || fail "after the stopped checkpoint: $got"
+no_set_aside "$db" "after the stopped checkpoint"
+[ "$(stat -c %i "$db")" = "$inode" ] || fail "after the kill: inode changed"
+echo "checkpoint stopped at 300 kB and SIGKILLed ($header): $got"
+# 2b. Asynchronously: SIGKILL from another thread as soon as the file grows,
+# while the checkpoint copies; tried until it lands before the copy ends.
+killed=
+for try in 1 2 3 4 5 6; do
   db=$dir/killed$try.db
   "$stress" "$db" --store 0 700 keep-wal > /dev/null || fail "keep-wal store"
   inode=$(stat -c %i "$db")
-  { "$stress" "$db" --checkpoint kill-midway; } > /dev/null 2>&1  # no "Killed"
+  { "$stress" "$db" --checkpoint kill-midway; } > /dev/null 2>&1
   rc=$?
-  [ $rc = 3 ] && continue  # the checkpoint finished first: try again
+  [ $rc = 3 ] && continue  # the checkpoint finished first
   [ $rc = 137 ] || fail "the checkpointer ended with status $rc"
   header=$("$stress" "$db" --header)
+  was_short=no
+  short "$db" && was_short=yes  # before the next process finishes the copy
   got=$("$stress" "$db" --expect 0 700 2>&1) || fail "after the kill: $got"
   no_set_aside "$db" "after the kill"
   [ "$(stat -c %i "$db")" = "$inode" ] || fail "after the kill: inode changed"
-  echo "checkpoint killed midway ($header): $got"
-  killed=1
-  break
+  killed="$header: $got"
+  [ $was_short = yes ] && break  # else the kill came after the copy: again
 done
-[ $killed = 1 ] || fail "the checkpoint was never caught midway in 5 tries"
+[ -n "$killed" ] || fail "the checkpoint was never killed before it finished"
+echo "checkpoint SIGKILLed while copying ($killed)"
 
 # 3a. A checkpoint that runs out of room: the file may not grow past 500 kB.
 db=$dir/full.db
