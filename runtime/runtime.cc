@@ -135,7 +135,10 @@ SearchDb* Runtime::db() {
                        : options_.db == "off" ? std::string()
                                               : options_.db;
     if (path.empty()) return;
-    absl::StatusOr<std::unique_ptr<SearchDb>> db = SearchDb::Open(path);
+    DbOptions db_options;
+    db_options.max_bytes = options_.db_max_bytes.value_or(DbMaxBytesFromEnv());
+    absl::StatusOr<std::unique_ptr<SearchDb>> db =
+        SearchDb::Open(path, db_options);
     if (db.ok()) {
       db_ = std::move(*db);
     } else {
@@ -284,6 +287,10 @@ CacheStats Runtime::cache_stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   CacheStats s = stats_;
   s.entries = static_cast<int64_t>(cache_.size());
+  if (db_ != nullptr) {
+    s.db_store_skipped = db_->stores_skipped();
+    s.db_store_failed = db_->stores_failed();
+  }
   return s;
 }
 
@@ -291,10 +298,12 @@ Runtime::Result Runtime::Create(const Spec& bound, const GetOptions& options) {
   ++generated_;
   auto t0 = Clock::now();
   // What an earlier search (in any process) found, if it still replays to
-  // the cost it was stored with.
+  // the cost it was stored with. One that does not is replaced by the
+  // search's result.
+  std::optional<StoredResult> stale;
   if (SearchDb* store = db()) {
     Spec clamped = ClampBudget(bound, *target_);
-    if (std::optional<SearchDb::Found> f = store->Find(*target_, clamped)) {
+    if (std::optional<StoredResult> f = store->Find(*target_, clamped)) {
       absl::StatusOr<ImplPtr> tree = Replay(bound, f->decisions, *target_);
       if (tree.ok() && (*tree)->cost.main == f->cost)
         return Finish(bound, *std::move(tree), Ms(Clock::now() - t0), 0,
@@ -306,21 +315,25 @@ Runtime::Result Runtime::Create(const Spec& bound, const GetOptions& options) {
                      PrintSpec(bound).c_str(),
                      tree.ok() ? "its cost differs"
                                : std::string(tree.status().message()).c_str());
+      stale = std::move(f);
     }
   }
   if (!options.deadline) {
     int64_t solved = 0;
-    AMARENA_ASSIGN_OR_RETURN(ImplPtr impl, SearchExact(bound, solved));
+    AMARENA_ASSIGN_OR_RETURN(
+        ImplPtr impl, SearchExact(bound, solved, stale ? &*stale : nullptr));
     return Finish(bound, std::move(impl), Ms(Clock::now() - t0), solved,
                   KernelSource::kSearch);
   }
   // A deadline: the exact search runs on a thread of its own; if it is not
   // done in time, a quick search answers now and the exact one carries on.
-  auto task =
-      std::make_shared<std::packaged_task<Result()>>([this, bound]() -> Result {
+  auto task = std::make_shared<std::packaged_task<Result()>>(
+      [this, bound, stale]() -> Result {
         auto start = Clock::now();
         int64_t solved = 0;
-        AMARENA_ASSIGN_OR_RETURN(ImplPtr impl, SearchExact(bound, solved));
+        AMARENA_ASSIGN_OR_RETURN(
+            ImplPtr impl,
+            SearchExact(bound, solved, stale ? &*stale : nullptr));
         return Finish(bound, std::move(impl), Ms(Clock::now() - start), solved,
                       KernelSource::kSearch);
       });
@@ -372,8 +385,8 @@ Runtime::Result Runtime::Create(const Spec& bound, const GetOptions& options) {
                 KernelSource::kProvisional);
 }
 
-absl::StatusOr<ImplPtr> Runtime::SearchExact(const Spec& bound,
-                                             int64_t& solved) {
+absl::StatusOr<ImplPtr> Runtime::SearchExact(const Spec& bound, int64_t& solved,
+                                             const StoredResult* stale) {
   absl::StatusOr<ImplPtr> impl;
   {
     std::lock_guard<std::mutex> lock(search_mu_);
@@ -385,8 +398,11 @@ absl::StatusOr<ImplPtr> Runtime::SearchExact(const Spec& bound,
     solved = searcher_->stats().specs_solved - before;
     if (stopping_) searcher_.reset();  // its memo is no longer exact
   }
-  if (impl.ok() && db() != nullptr) {
-    absl::Status stored = db()->Store(*target_, **impl);
+  // A store the database cannot take (its lock held elsewhere, a full disk)
+  // changes nothing for this kernel: SearchDb counts it and reports the
+  // first one.
+  if (impl.ok() && db() != nullptr && !db()->read_only()) {
+    absl::Status stored = db()->Store(*target_, **impl, stale);
     if (!stored.ok() && verbose_)
       std::fprintf(stderr, "amarena: warning: %s\n",
                    std::string(stored.message()).c_str());

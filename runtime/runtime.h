@@ -54,6 +54,7 @@ namespace amarena {
 
 class CompiledKernel;
 class SearchDb;
+struct StoredResult;
 
 // Where a kernel's tree came from.
 enum class KernelSource : uint8_t {
@@ -128,12 +129,20 @@ struct CacheStats {
   int64_t provisional = 0;    // misses answered quickly for a deadline
   double search_ms = 0;       // total time the misses spent finding their trees
   double jit_us = 0;          // total JIT time of the misses
+  // Searched results the search database did not take: skipped because
+  // another process held its write lock too long (SearchDb::kStoreWait), or
+  // failed (a full disk, say). The kernels themselves are unaffected.
+  int64_t db_store_skipped = 0;
+  int64_t db_store_failed = 0;
 };
 
 struct RuntimeOptions {
   // The search database: a file path, "off" for none, or "" for the default
   // (DefaultDbPath(): AMARENA_DB, else the XDG cache directory).
   std::string db;
+  // The database's size cap in bytes (0: none). Unset: AMARENA_DB_MAX_MB,
+  // else kDefaultDbMaxBytes (64 MiB).
+  std::optional<int64_t> db_max_bytes;
   size_t cache_capacity = 1024;
   // One line on stderr per kernel created (Spec, ISA, search ms, JIT us,
   // source). Unset: on when AMARENA_VERBOSE is set and not "0".
@@ -210,8 +219,10 @@ class Runtime {
  private:
   using Result = absl::StatusOr<KernelPtr>;
   Result Create(const Spec& bound, const GetOptions& options);
-  // The exact search; stores its result in the database.
-  absl::StatusOr<ImplPtr> SearchExact(const Spec& bound, int64_t& solved);
+  // The exact search; stores its result in the database, in place of
+  // `stale` (a stored row that did not replay) if given.
+  absl::StatusOr<ImplPtr> SearchExact(const Spec& bound, int64_t& solved,
+                                      const StoredResult* stale);
   Result Finish(const Spec& bound, ImplPtr impl, double synth_ms,
                 int64_t solved, KernelSource source);
   // Stops background searches (deadline misses) and joins their threads.

@@ -1,11 +1,14 @@
 #include "runtime/search_db.h"
 
 #include <sqlite3.h>
-#include <sys/stat.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/spec_text.h"
 #include "core/status_macros.h"
@@ -17,85 +20,33 @@ namespace amarena {
 
 namespace {
 
-constexpr absl::string_view kFormat = "amarena search database";
+using Clock = DbConn::Clock;
+using Version = DbConn::Version;
 
-// How long a writer waits for another process's transaction.
-constexpr int kBusyTimeoutMs = 30000;
+// How long opening waits for a lock: only another process's recovery of a
+// WAL left by a crash takes one a reader needs, and making a new file's
+// tables takes the write lock for a moment.
+constexpr auto kOpenWait = std::chrono::seconds(2);
+// Idle connections kept for reuse (one per thread that used the database at
+// once, up to this).
+constexpr size_t kMaxIdle = 16;
+// Pruning goes below the cap by a tenth, so it runs once per tenth of the cap
+// stored rather than on every store.
+constexpr int64_t kPruneToPercent = 90;
 
-constexpr const char* kSchema = R"sql(
-CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS results(
-  target TEXT NOT NULL,
-  spec TEXT NOT NULL,
-  vrf_lo INTEGER NOT NULL, gpr_lo INTEGER NOT NULL, l1_lo INTEGER NOT NULL,
-  l2_lo INTEGER NOT NULL, l3_lo INTEGER NOT NULL,
-  vrf_hi INTEGER NOT NULL, gpr_hi INTEGER NOT NULL, l1_hi INTEGER NOT NULL,
-  l2_hi INTEGER NOT NULL, l3_hi INTEGER NOT NULL,
-  decisions TEXT NOT NULL,
-  cost INTEGER NOT NULL,
-  UNIQUE(target, spec, vrf_lo, gpr_lo, l1_lo, l2_lo, l3_lo,
-         vrf_hi, gpr_hi, l1_hi, l2_hi, l3_hi));
-)sql";
-
-constexpr const char* kFind = R"sql(
-SELECT decisions, cost FROM results
- WHERE target = ?1 AND spec = ?2
-   AND vrf_lo <= ?3 AND ?3 <= vrf_hi AND gpr_lo <= ?4 AND ?4 <= gpr_hi
-   AND l1_lo <= ?5 AND ?5 <= l1_hi AND l2_lo <= ?6 AND ?6 <= l2_hi
-   AND l3_lo <= ?7 AND ?7 <= l3_hi
- ORDER BY cost LIMIT 1
-)sql";
-
-constexpr const char* kInsert = R"sql(
-INSERT OR IGNORE INTO results VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,
-                                     ?11, ?12, ?13, ?14)
-)sql";
-
-std::string Meta(absl::string_view name) {
-  if (name == "format") return std::string(kFormat);
-  if (name == "schema") return absl::StrCat(kDbSchemaVersion);
-  return absl::StrCat(kGeneratorVersion);  // "generator"
+// When a key was last used: milliseconds since the epoch (seconds would give
+// a whole burst of stores one age, none of which pruning could tell apart).
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
-constexpr absl::string_view kMetaNames[] = {"format", "schema", "generator"};
 
 // The table key: the Spec without its budget.
 std::string Key(const Spec& s) {
   Spec k = s;
   k.budget.reset();
   return PrintSpec(k);
-}
-
-bool IsDamage(int rc) {
-  rc &= 0xff;
-  return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB;
-}
-
-class Error {
- public:
-  Error(sqlite3* db, int rc, absl::string_view what) {
-    status_ = absl::InternalError(
-        absl::StrCat("search database: ", what, ": ",
-                     db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
-    damage_ = IsDamage(rc);
-  }
-  absl::Status status() const { return status_; }
-  bool damage() const { return damage_; }
-
- private:
-  absl::Status status_;
-  bool damage_ = false;
-};
-
-// Runs `sql` (no results wanted).
-absl::Status Exec(sqlite3* db, const char* sql, absl::string_view what) {
-  int rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
-  if (rc != SQLITE_OK) {
-    Error e(db, rc, what);
-    absl::Status s = e.status();
-    if (e.damage()) s = absl::DataLossError(s.message());
-    return s;
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -110,299 +61,381 @@ std::string DefaultDbPath() {
   return "";
 }
 
+int64_t DbMaxBytesFromEnv() {
+  const char* v = std::getenv("AMARENA_DB_MAX_MB");
+  if (v == nullptr || *v == '\0') return kDefaultDbMaxBytes;
+  if (absl::string_view(v) == "off") return 0;
+  int64_t mb = 0;
+  if (absl::SimpleAtoi(v, &mb) && mb >= 0 && mb <= (int64_t{1} << 20))
+    return mb << 20;
+  std::fprintf(stderr,
+               "amarena: warning: cannot use AMARENA_DB_MAX_MB: its value is "
+               "'%s', must be a whole number of MiB up to 1048576, 0 or off; "
+               "using the default, %lld MiB\n",
+               v, static_cast<long long>(kDefaultDbMaxBytes >> 20));
+  return kDefaultDbMaxBytes;
+}
+
 absl::StatusOr<std::unique_ptr<SearchDb>> SearchDb::Open(
-    const std::string& path) {
+    const std::string& path, DbOptions options) {
   if (path.empty())
-    return absl::InvalidArgumentError("search database path is empty");
-  std::unique_ptr<SearchDb> db(new SearchDb(path));
-  std::lock_guard<std::mutex> lock(db->mu_);
-  AMARENA_RETURN_IF_ERROR(db->Connect());
+    return absl::InvalidArgumentError(
+        "cannot open search database: the path is empty, must name a file");
+  std::unique_ptr<SearchDb> db(new SearchDb(path, options));
+  AMARENA_ASSIGN_OR_RETURN(std::unique_ptr<DbConn> c, db->Connect());
+  db->idle_.push_back(std::move(c));
+  if (db->read_only_)
+    std::fprintf(stderr,
+                 "amarena: warning: search database %s is read-only; it is "
+                 "used for lookups only, and what is searched is not "
+                 "stored\n",
+                 path.c_str());
   return db;
 }
 
-SearchDb::~SearchDb() {
-  std::lock_guard<std::mutex> lock(mu_);
-  Disconnect();
-}
+SearchDb::~SearchDb() = default;
 
-void SearchDb::Disconnect() {
-  sqlite3_finalize(find_);
-  sqlite3_finalize(insert_);
-  find_ = insert_ = nullptr;
-  sqlite3_close(db_);
-  db_ = nullptr;
-}
-
-absl::Status SearchDb::Connect() {
-  // A few tries: the file as found; a fresh one after setting it aside; and
-  // once more if another process replaced it meanwhile.
-  for (int attempt = 0; attempt < 4; ++attempt) {
-    Disconnect();
-    Header h = ReadHeader(path_);
-    std::string why;
-    if (h.truncated) {
-      SetAside(path_, h.inode, "is truncated");
-      continue;
-    }
-    if (!h.exists) AMARENA_RETURN_IF_ERROR(MakeDirs(path_));
-    int rc = sqlite3_open_v2(
-        path_.c_str(), &db_,
-        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-        nullptr);
-    if (rc != SQLITE_OK)
-      return Error(db_, rc, absl::StrCat("cannot open ", path_)).status();
-    inode_ = InodeOf(path_);
-    sqlite3_busy_timeout(db_, kBusyTimeoutMs);
-    // The first read of the file: one that is not a database, or a damaged
-    // one, fails here.
-    absl::StatusOr<bool> current = CheckVersion();
-    if (!current.ok()) {
-      if (current.status().code() != absl::StatusCode::kDataLoss)
-        return current.status();
-      why = "is damaged or not a database";
-    } else if (!*current) {
-      why = absl::StrCat("is from another version or program (want schema ",
-                         kDbSchemaVersion, ", generator ", kGeneratorVersion,
-                         ")");
-    } else {
-      if (!h.wal)
-        AMARENA_RETURN_IF_ERROR(
-            Exec(db_, "PRAGMA journal_mode=WAL", "set WAL mode"));
-      // Durable against a killed process (not against power loss).
-      AMARENA_RETURN_IF_ERROR(
-          Exec(db_, "PRAGMA synchronous=NORMAL", "set synchronous"));
-      rc = sqlite3_prepare_v3(db_, kFind, -1, SQLITE_PREPARE_PERSISTENT, &find_,
-                              nullptr);
-      if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v3(db_, kInsert, -1, SQLITE_PREPARE_PERSISTENT,
-                                &insert_, nullptr);
-      if (rc == SQLITE_OK) return absl::OkStatus();
-      if (!IsDamage(rc)) return Error(db_, rc, "prepare statements").status();
-      why = "is damaged";
-    }
-    Disconnect();
-    SetAside(path_, inode_, why);
-  }
-  return absl::FailedPreconditionError(absl::StrCat(
-      "search database: cannot make a usable database at ", path_));
-}
-
-absl::StatusOr<bool> SearchDb::CheckVersion() {
-  // Held once the meta table is found missing: whoever creates the schema
-  // does it alone, and a process that finds the file half made waits for it
-  // instead of taking it for a foreign one.
-  std::unique_ptr<OpenLock> lock;
+absl::StatusOr<std::unique_ptr<DbConn>> SearchDb::Connect() {
+  auto refuse = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot open search database ", path_, ": ", why));
+  };
+  // The file as found; a new one after setting it aside; once more if
+  // another process replaced it meanwhile.
   for (int attempt = 0; attempt < 3; ++attempt) {
-    sqlite3_stmt* q = nullptr;
-    int rc = sqlite3_prepare_v2(db_, "SELECT name, value FROM meta", -1, &q,
-                                nullptr);
-    int rows = 0, matching = 0;
-    while (rc == SQLITE_OK || rc == SQLITE_ROW) {
-      if ((rc = sqlite3_step(q)) != SQLITE_ROW) break;
-      ++rows;
-      auto text = [&](int col) {
-        const unsigned char* t = sqlite3_column_text(q, col);
-        return std::string(t ? reinterpret_cast<const char*>(t) : "");
-      };
-      std::string name = text(0), value = text(1);
-      for (absl::string_view n : kMetaNames)
-        if (name == n && value == Meta(n)) ++matching;
+    PathProbe p = ProbePath(path_);
+    if (p.kind == PathProbe::kRefused) return refuse(p.problem);
+    if (p.kind == PathProbe::kMissing) AMARENA_RETURN_IF_ERROR(MakeDirs(path_));
+    read_only_ = p.read_only;
+    if (read_only_ && p.kind != PathProbe::kSqlite)
+      return refuse(
+          "it is empty and read-only, must be writable to become a "
+          "database");
+    AMARENA_ASSIGN_OR_RETURN(
+        std::unique_ptr<DbConn> c,
+        DbConn::Open(path_, read_only_ ? DbConn::Mode::kReadOnly
+                                       : DbConn::Mode::kCreate));
+    c->WaitFor(kOpenWait);
+    // The first read of the file: a damaged one fails here.
+    absl::StatusOr<Version> v = c->ReadVersion();
+    if (v.ok() && *v == Version::kEmpty && !read_only_) v = c->CreateSchema();
+    std::string why;
+    if (!v.ok()) {
+      std::string detail;
+      if (v.status().code() != absl::StatusCode::kDataLoss ||
+          !c->ConfirmDamage(&detail))
+        return v.status();
+      why = absl::StrCat("is damaged (SQLite: ", detail, ")");
+    } else if (*v == Version::kForeign) {
+      return refuse(
+          "it is an SQLite database of another program (it has tables but no "
+          "amarena meta table), must be an amarena search database; it is "
+          "left as it is");
+    } else if (*v == Version::kEmpty) {
+      return refuse("it is read-only and has no tables yet");
+    } else if (*v == Version::kOther) {
+      why = absl::StrCat(
+          "is from another version of amarena (this one uses schema ",
+          kDbSchemaVersion, ", generator ", kGeneratorVersion, ")");
+    } else {
+      if (!p.wal && !read_only_ && p.kind == PathProbe::kSqlite)
+        AMARENA_RETURN_IF_ERROR(
+            c->Exec("PRAGMA journal_mode=WAL", "set the journal mode of"));
+      AMARENA_RETURN_IF_ERROR(c->Prepare());
+      return c;
     }
-    sqlite3_finalize(q);
-    if (IsDamage(rc))
-      return absl::DataLossError(
-          Error(db_, rc, "read its version").status().message());
-    if (rc == SQLITE_DONE)
-      return rows == matching &&
-             rows == static_cast<int>(std::size(kMetaNames));
-    if (attempt == 2) return Error(db_, rc, "read its version").status();
-    if (!lock) {  // look again with the lock held
-      lock = std::make_unique<OpenLock>(path_);
-      continue;
-    }
-    // No meta table, and nobody else is making one. An empty file becomes
-    // ours; anything else is foreign.
-    sqlite3_stmt* count = nullptr;
-    int64_t tables = -1;
-    rc = sqlite3_prepare_v2(db_, "SELECT count(*) FROM sqlite_master", -1,
-                            &count, nullptr);
-    if (rc == SQLITE_OK && (rc = sqlite3_step(count)) == SQLITE_ROW)
-      tables = sqlite3_column_int64(count, 0);
-    sqlite3_finalize(count);
-    if (IsDamage(rc))
-      return absl::DataLossError(
-          Error(db_, rc, "read its schema").status().message());
-    if (tables != 0) return false;
-    std::string create =
-        absl::StrCat("PRAGMA journal_mode=WAL; BEGIN IMMEDIATE; ", kSchema,
-                     "INSERT OR IGNORE INTO meta VALUES");
-    for (absl::string_view n : kMetaNames)
-      absl::StrAppend(&create, n == kMetaNames[0] ? "" : ",", "('", n, "','",
-                      Meta(n), "')");
-    absl::StrAppend(&create, "; COMMIT;");
-    absl::Status made = Exec(db_, create.c_str(), "create the schema");
-    if (!made.ok()) {
-      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-      return made;
-    }
+    // Damaged, or another version's: set aside if it may be.
+    ino_t inode = c->inode();
+    c.reset();
+    if (read_only_ || p.symlink)
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot use search database ", path_, ": it ", why,
+                       "; it is ", read_only_ ? "read-only" : "a symbolic link",
+                       ", so it is left as it is"));
+    if (!SetAside(path_, inode, why))
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot use search database ", path_, ": it ", why,
+                       " and could not be set aside"));
   }
-  return false;
+  return absl::FailedPreconditionError(
+      absl::StrCat("cannot open search database ", path_,
+                   ": no usable database could be made there in 3 tries"));
 }
 
-absl::Status SearchDb::Recover(absl::string_view why) {
-  ino_t inode = inode_;
-  Disconnect();
-  SetAside(path_, inode, why);
-  return Connect();
+std::unique_ptr<DbConn> SearchDb::Acquire() {
+  // One stat per call: if another process has set the file aside (and made
+  // a new one), connections to the old one would go on reading and writing
+  // a file nobody else sees.
+  const ino_t at_path = InodeOf(path_);
+  int generation;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!idle_.empty() && idle_.back()->inode() != at_path) {
+      ++generation_;
+      idle_.clear();
+    }
+    if (!idle_.empty()) {
+      std::unique_ptr<DbConn> c = std::move(idle_.back());
+      idle_.pop_back();
+      return c;
+    }
+    generation = generation_;
+  }
+  // A new connection must find the file this object checked: another
+  // process may have replaced it since.
+  absl::StatusOr<std::unique_ptr<DbConn>> c = DbConn::Open(
+      path_, read_only_ ? DbConn::Mode::kReadOnly : DbConn::Mode::kReadWrite);
+  absl::Status s = c.status();
+  if (c.ok()) {
+    (*c)->generation = generation;
+    (*c)->WaitFor(kReadWait);
+    absl::StatusOr<Version> v = (*c)->ReadVersion();
+    if (v.status().code() == absl::StatusCode::kDataLoss) {
+      Recover(*std::move(c));
+      return nullptr;
+    }
+    s = !v.ok()                   ? v.status()
+        : *v != Version::kCurrent ? absl::FailedPreconditionError(absl::StrCat(
+                                        "cannot open search database ", path_,
+                                        " again: another process replaced it "
+                                        "with a file this version cannot use"))
+                                  : (*c)->Prepare();
+  }
+  if (!s.ok()) {
+    WarnOnce(said_no_conn_, s, "lookups and stores that need it fail");
+    return nullptr;
+  }
+  return *std::move(c);
+}
+
+void SearchDb::Release(std::unique_ptr<DbConn> c) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (c->generation == generation_ && idle_.size() < kMaxIdle)
+    idle_.push_back(std::move(c));
+}
+
+void SearchDb::Recover(std::unique_ptr<DbConn> c) {
+  std::lock_guard<std::mutex> recovering(recover_mu_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (c->generation != generation_) return;  // done by another thread
+  }
+  std::string detail;
+  if (!c->ConfirmDamage(&detail)) return;  // SQLite finds it intact
+  c.reset();
+  std::vector<std::unique_ptr<DbConn>> old;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++generation_;
+    old.swap(idle_);
+  }
+  old.clear();
+  // Connect sets it aside if it may, and makes a new one.
+  absl::StatusOr<std::unique_ptr<DbConn>> fresh = Connect();
+  if (!fresh.ok()) {
+    WarnOnce(said_no_conn_, fresh.status(),
+             "lookups and stores that need it fail");
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  (*fresh)->generation = generation_;
+  idle_.push_back(*std::move(fresh));
+}
+
+void SearchDb::WarnOnce(std::atomic<bool>& said, const absl::Status& s,
+                        absl::string_view consequence) {
+  if (said.exchange(true)) return;
+  std::fprintf(stderr, "amarena: warning: %s; %.*s\n",
+               std::string(s.message()).c_str(),
+               static_cast<int>(consequence.size()), consequence.data());
 }
 
 std::optional<SearchDb::Found> SearchDb::Find(const Target& target,
                                               const Spec& clamped) {
-  std::lock_guard<std::mutex> lock(mu_);
   for (int attempt = 0; attempt < 2; ++attempt) {
-    if (!db_) return std::nullopt;
-    absl::StatusOr<std::optional<Found>> r = FindLocked(target, clamped);
-    if (r.ok()) return *r;
-    if (r.status().code() != absl::StatusCode::kDataLoss) return std::nullopt;
-    if (!Recover("is damaged").ok()) return std::nullopt;
+    std::unique_ptr<DbConn> c = Acquire();
+    if (!c) return std::nullopt;
+    c->WaitFor(kReadWait);
+    absl::StatusOr<std::optional<Found>> r = FindOn(*c, target, clamped);
+    if (r.status().code() == absl::StatusCode::kDataLoss) {
+      Recover(std::move(c));
+      continue;
+    }
+    Release(std::move(c));
+    return r.ok() ? *r : std::nullopt;
   }
   return std::nullopt;
 }
 
-absl::StatusOr<std::optional<SearchDb::Found>> SearchDb::FindLocked(
-    const Target& target, const Spec& clamped) {
+absl::StatusOr<std::optional<SearchDb::Found>> SearchDb::FindOn(
+    DbConn& c, const Target& target, const Spec& clamped) {
   AMARENA_CHECK(clamped.budget.has_value());
   const Budget& b = *clamped.budget;
   std::string fp = target.Fingerprint(), key = Key(clamped);
-  sqlite3_stmt* q = find_;
-  sqlite3_reset(q);
-  sqlite3_bind_text(q, 1, fp.data(), static_cast<int>(fp.size()),
-                    SQLITE_STATIC);
-  sqlite3_bind_text(q, 2, key.data(), static_cast<int>(key.size()),
-                    SQLITE_STATIC);
+  DbStmt& q = c.find;
+  q.Bind(1, fp).Bind(2, key);
   int64_t coords[] = {b.vrf, b.gpr, b.l1_lines, b.l2_lines, b.l3_lines};
-  for (int i = 0; i < 5; ++i) sqlite3_bind_int64(q, 3 + i, coords[i]);
-  int rc = sqlite3_step(q);
+  for (int i = 0; i < 5; ++i) q.Bind(3 + i, coords[i]);
+  int rc = q.Next();
   std::optional<Found> found;
+  int64_t last_used = 0;
   if (rc == SQLITE_ROW) {
-    const unsigned char* d = sqlite3_column_text(q, 0);
-    found = Found{std::string(d ? reinterpret_cast<const char*>(d) : ""),
-                  sqlite3_column_int64(q, 1)};
+    found = Found{q.Text(1), q.Int(2), q.Int(0)};
+    last_used = q.Int(3);
     rc = SQLITE_DONE;
   }
-  sqlite3_reset(q);
-  sqlite3_clear_bindings(q);
-  if (rc != SQLITE_DONE) {
-    Error e(db_, rc, "look up a result");
-    return e.damage() ? absl::DataLossError(e.status().message()) : e.status();
+  q.Done();
+  if (rc != SQLITE_DONE) return c.Fail(rc, "look up a result in");
+  // Record the use for the size cap, rarely, and never waiting: the lock may
+  // be another process's, and a use not recorded only ages the key early.
+  int64_t now = NowMs();
+  if (found && !read_only_ &&
+      now - last_used >=
+          std::chrono::duration_cast<std::chrono::milliseconds>(kUseInterval)
+              .count()) {
+    c.WaitFor(Clock::duration::zero());
+    c.use.Bind(1, fp).Bind(2, key).Bind(3, now).Next();
+    c.use.Done();
   }
   return found;
 }
 
-absl::Status SearchDb::Store(const Target& target, const ImplNode& root) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!db_) return absl::FailedPreconditionError("search database is closed");
-  absl::Status s = StoreLocked(target, root);
-  if (s.code() == absl::StatusCode::kDataLoss && Recover("is damaged").ok())
-    s = StoreLocked(target, root);
+absl::Status SearchDb::Store(const Target& target, const ImplNode& root,
+                             const Found* replaces) {
+  if (read_only_)
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot store results in search database ", path_,
+                     ": the file is read-only"));
+  auto deadline = Clock::now() + kStoreWait;
+  absl::Status s;
+  std::unique_lock<std::timed_mutex> turn(store_mu_, deadline);
+  if (!turn.owns_lock()) {
+    s = absl::UnavailableError(
+        absl::StrCat("cannot store results in search database ", path_,
+                     ": other threads of this process were storing for over ",
+                     kStoreWait.count(), " ms"));
+  }
+  for (int attempt = 0; turn.owns_lock() && attempt < 2; ++attempt) {
+    std::unique_ptr<DbConn> c = Acquire();
+    if (!c) {
+      s = absl::UnavailableError(
+          absl::StrCat("cannot store results in search database ", path_,
+                       ": no connection to it could be made"));
+      break;
+    }
+    c->WaitUntil(deadline);
+    s = StoreOn(*c, target, root, replaces);
+    if (s.code() == absl::StatusCode::kDataLoss) {
+      Recover(std::move(c));
+      deadline = Clock::now() + kStoreWait;
+      continue;
+    }
+    turn.unlock();
+    if (s.ok()) c->CheckpointIfBig();  // outside the turn: others may store
+    Release(std::move(c));
+    break;
+  }
+  if (s.ok()) return s;
+  if (s.code() == absl::StatusCode::kUnavailable) {
+    ++stores_skipped_;
+    WarnOnce(said_skipped_, s,
+             "the result was not stored (the kernel is unaffected); later "
+             "skips are counted, not reported");
+  } else {
+    ++stores_failed_;
+    WarnOnce(said_failed_, s,
+             "the result was not stored (the kernel is unaffected); later "
+             "failures are counted, not reported");
+  }
   return s;
 }
 
-absl::Status SearchDb::StoreLocked(const Target& target, const ImplNode& root) {
+absl::Status SearchDb::StoreOn(DbConn& c, const Target& target,
+                               const ImplNode& root, const Found* replaces) {
+  absl::Status status = c.Exec("BEGIN IMMEDIATE", "lock (to store in)");
+  if (status.code() == absl::StatusCode::kUnavailable)
+    return absl::UnavailableError(
+        absl::StrCat("cannot store results in search database ", path_,
+                     ": another process held its write lock for over ",
+                     kStoreWait.count(), " ms"));
+  AMARENA_RETURN_IF_ERROR(status);
   const std::string fp = target.Fingerprint();
-  // IMMEDIATE: take the write lock now, so the transaction never has to
-  // upgrade (and fail) halfway.
-  AMARENA_RETURN_IF_ERROR(
-      Exec(db_, "BEGIN IMMEDIATE", "start a write transaction"));
-  absl::Status status = absl::OkStatus();
+  const int64_t now = NowMs();
+  auto run = [&](DbStmt& q) {
+    int rc = q.Next();
+    q.Done();
+    if (rc != SQLITE_DONE && status.ok())
+      status = c.Fail(rc, "store results in");
+  };
+  if (replaces != nullptr)
+    run(c.forget.Bind(1, replaces->row)
+            .Bind(2, replaces->decisions)
+            .Bind(3, replaces->cost));
   std::function<void(const ImplNode&)> put = [&](const ImplNode& n) {
     if (!status.ok()) return;
     Spec hi = ClampBudget(n.spec, target);
     const Budget& h = *hi.budget;
     const Budget& l = n.cost.peak;
     std::string key = Key(n.spec), decisions = EncodeDecisions(n);
-    sqlite3_stmt* q = insert_;
-    sqlite3_reset(q);
-    sqlite3_bind_text(q, 1, fp.data(), static_cast<int>(fp.size()),
-                      SQLITE_STATIC);
-    sqlite3_bind_text(q, 2, key.data(), static_cast<int>(key.size()),
-                      SQLITE_STATIC);
+    DbStmt& q = c.put;
+    q.Bind(1, fp).Bind(2, key);
     int64_t coords[] = {l.vrf, l.gpr, l.l1_lines, l.l2_lines, l.l3_lines,
                         h.vrf, h.gpr, h.l1_lines, h.l2_lines, h.l3_lines};
-    for (int i = 0; i < 10; ++i) sqlite3_bind_int64(q, 3 + i, coords[i]);
-    sqlite3_bind_text(q, 13, decisions.data(),
-                      static_cast<int>(decisions.size()), SQLITE_STATIC);
-    sqlite3_bind_int64(q, 14, n.cost.main);
-    int rc = sqlite3_step(q);
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
-    if (rc != SQLITE_DONE) {
-      Error e(db_, rc, "store a result");
-      status =
-          e.damage() ? absl::DataLossError(e.status().message()) : e.status();
-      return;
-    }
-    for (const auto& c : n.children) put(*c);
+    for (int i = 0; i < 10; ++i) q.Bind(3 + i, coords[i]);
+    run(q.Bind(13, decisions).Bind(14, n.cost.main));
+    run(c.use.Bind(1, fp).Bind(2, key).Bind(3, now));
+    for (const auto& child : n.children) put(*child);
   };
   put(root);
-  if (!status.ok()) {
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    return status;
-  }
-  return Exec(db_, "COMMIT", "commit results");
+  if (status.ok() && options_.max_bytes > 0) status = Prune(c, now);
+  if (status.ok()) status = c.Exec("COMMIT", "commit results to");
+  if (!status.ok()) c.Exec("ROLLBACK", "roll back").IgnoreError();
+  return status;
 }
 
-absl::StatusOr<DbStats> SearchDb::Stats() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!db_) return absl::FailedPreconditionError("search database is closed");
-  DbStats st;
-  st.path = path_;
-  sqlite3_stmt* q = nullptr;
-  int rc = sqlite3_prepare_v2(db_,
-                              "SELECT count(*), count(DISTINCT spec), "
-                              "count(DISTINCT target) FROM results",
-                              -1, &q, nullptr);
-  if (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-    st.rows = sqlite3_column_int64(q, 0);
-    st.specs = sqlite3_column_int64(q, 1);
-    st.targets = sqlite3_column_int64(q, 2);
-    rc = SQLITE_OK;
+absl::Status SearchDb::Prune(DbConn& c, int64_t now_ms) {
+  auto used_bytes = [&]() -> absl::StatusOr<int64_t> {
+    AMARENA_ASSIGN_OR_RETURN(int64_t pages,
+                             c.Int("PRAGMA page_count", "measure"));
+    AMARENA_ASSIGN_OR_RETURN(int64_t free,
+                             c.Int("PRAGMA freelist_count", "measure"));
+    AMARENA_ASSIGN_OR_RETURN(int64_t size,
+                             c.Int("PRAGMA page_size", "measure"));
+    return (pages - free) * size;
+  };
+  AMARENA_ASSIGN_OR_RETURN(int64_t used, used_bytes());
+  if (used <= options_.max_bytes) return absl::OkStatus();
+  const int64_t goal = options_.max_bytes / 100 * kPruneToPercent;
+  // Each round drops as many of the oldest keys as the excess suggests from
+  // the average bytes per key; rows share pages, so it may take a few.
+  AMARENA_ASSIGN_OR_RETURN(int64_t keys,
+                           c.Int("SELECT count(*) FROM used", "prune"));
+  std::vector<std::pair<std::string, std::string>> doomed;  // (target, spec)
+  for (int round = 0; round < 8 && used > goal && keys > 0; ++round) {
+    int64_t n = std::max<int64_t>(16, (used - goal) * keys / used + 1);
+    doomed.clear();
+    DbStmt& q = c.oldest;
+    q.Bind(1, now_ms).Bind(2, n);
+    int rc;
+    while ((rc = q.Next()) == SQLITE_ROW)
+      doomed.emplace_back(q.Text(0), q.Text(1));
+    q.Done();
+    if (rc != SQLITE_DONE) return c.Fail(rc, "prune");
+    if (doomed.empty()) break;  // only what this store wrote is left
+    keys -= static_cast<int64_t>(doomed.size());
+    for (const auto& [target, spec] : doomed) {
+      for (DbStmt* d : {&c.drop_results, &c.drop_use}) {
+        d->Bind(1, target).Bind(2, spec);
+        rc = d->Next();
+        d->Done();
+        if (rc != SQLITE_DONE) return c.Fail(rc, "prune");
+      }
+    }
+    // Give the freed pages back, so the file shrinks at the next checkpoint.
+    AMARENA_RETURN_IF_ERROR(c.Exec("PRAGMA incremental_vacuum", "prune"));
+    AMARENA_ASSIGN_OR_RETURN(used, used_bytes());
   }
-  sqlite3_finalize(q);
-  if (rc != SQLITE_OK) return Error(db_, rc, "count results").status();
-  for (const char* suffix : {"", "-wal"}) {
-    struct stat s {};
-    if (::stat((path_ + suffix).c_str(), &s) == 0) st.bytes += s.st_size;
-  }
-  return st;
-}
-
-absl::Status SearchDb::Clear() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!db_) return absl::FailedPreconditionError("search database is closed");
-  AMARENA_RETURN_IF_ERROR(
-      Exec(db_, "DELETE FROM results", "delete the results"));
-  return Exec(db_, "PRAGMA wal_checkpoint(TRUNCATE); VACUUM",
-              "compact the file");
-}
-
-absl::StatusOr<std::string> SearchDb::IntegrityCheck() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!db_) return absl::FailedPreconditionError("search database is closed");
-  sqlite3_stmt* q = nullptr;
-  int rc = sqlite3_prepare_v2(db_, "PRAGMA integrity_check", -1, &q, nullptr);
-  std::string out;
-  while (rc == SQLITE_OK || rc == SQLITE_ROW) {
-    if ((rc = sqlite3_step(q)) != SQLITE_ROW) break;
-    const unsigned char* t = sqlite3_column_text(q, 0);
-    absl::StrAppend(&out, out.empty() ? "" : "; ",
-                    t ? reinterpret_cast<const char*>(t) : "");
-  }
-  sqlite3_finalize(q);
-  if (rc != SQLITE_DONE && !IsDamage(rc))
-    return Error(db_, rc, "check integrity").status();
-  if (rc != SQLITE_DONE) absl::StrAppend(&out, "damaged: ", sqlite3_errstr(rc));
-  return out;
+  return absl::OkStatus();
 }
 
 }  // namespace amarena

@@ -1,12 +1,24 @@
 // Many threads of one process asking one runtime for random Specs, against a
 // search database other processes use too; every kernel is checked against
-// the reference. Driven by db_concurrency_test.sh.
+// the reference. Also the helpers of the tests that put the file through
+// checkpoints, a full disk, killed processes and a held lock
+// (tests/runtime/db_stress.h).
 //
 //   db_stress DB SEED COUNT THREADS [reverse|expect-stored]
 //   db_stress DB --duplicates     (prints the number of duplicated rows)
+//   db_stress DB --store FIRST COUNT [keep-wal] [fsize=BYTES] [ok-list=FILE]
+//                        [cap=BYTES]
+//   db_stress DB --expect FIRST COUNT | --expect list=FILE
+//   db_stress DB --readers STOP_FILE
+//   db_stress DB --checkpoint [fsize=BYTES] [die|kill-midway]
+//   db_stress DB --header
+//   db_stress DB --hold-lock SECONDS READY_FILE
+//   db_stress DB --timed-gets STORED_SPEC NEW_SPEC MAX_MS
 //
-// Exit status: 0 all good, 1 a wrong result or an unexpected source, 2 usage
-// or setup errors.
+// Exit status: 0 all good, 1 a wrong result, an unexpected source or a failed
+// check, 2 usage or setup errors.
+#include "tests/runtime/db_stress.h"
+
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -24,6 +36,22 @@
 #include "tests/testing/random_specs.h"
 
 namespace amarena {
+
+namespace db_stress {
+
+Target HostOrDie() {
+  absl::StatusOr<Target> target = HostTarget();
+  if (!target.ok()) {
+    std::fprintf(stderr, "%s\n",
+                 std::string(target.status().message()).c_str());
+    std::exit(2);
+  }
+  target->workers = 1;
+  return *target;
+}
+
+}  // namespace db_stress
+
 namespace {
 
 int Duplicates(const std::string& db) {
@@ -48,8 +76,20 @@ int Duplicates(const std::string& db) {
 }
 
 int Main(int argc, char** argv) {
-  if (argc == 3 && std::string(argv[2]) == "--duplicates")
-    return Duplicates(argv[1]);
+  if (argc >= 3 && argv[2][0] == '-' && argv[2][1] == '-') {
+    const std::string db = argv[1], mode = argv[2];
+    const db_stress::Args args(argv + 3, argv + argc);
+    if (mode == "--duplicates") return Duplicates(db);
+    if (mode == "--store") return db_stress::Store(db, args);
+    if (mode == "--expect") return db_stress::Expect(db, args);
+    if (mode == "--readers") return db_stress::Readers(db, args);
+    if (mode == "--checkpoint") return db_stress::Checkpoint(db, args);
+    if (mode == "--header") return db_stress::Header(db);
+    if (mode == "--hold-lock") return db_stress::HoldLock(db, args);
+    if (mode == "--timed-gets") return db_stress::TimedGets(db, args);
+    std::fprintf(stderr, "db_stress: unknown mode %s\n", mode.c_str());
+    return 2;
+  }
   if (argc < 5) {
     std::fprintf(stderr,
                  "usage: db_stress DB SEED COUNT THREADS "
@@ -61,16 +101,9 @@ int Main(int argc, char** argv) {
   const int count = std::atoi(argv[3]), threads = std::atoi(argv[4]);
   std::vector<Spec> specs = testing::RandomMatmuls(count, 96, seed);
   if (mode == "reverse") std::reverse(specs.begin(), specs.end());
-  absl::StatusOr<Target> target = HostTarget();
-  if (!target.ok()) {
-    std::fprintf(stderr, "%s\n",
-                 std::string(target.status().message()).c_str());
-    return 2;
-  }
-  target->workers = 1;
   RuntimeOptions options;
   options.db = argv[1];
-  Runtime rt(target, options);
+  Runtime rt(db_stress::HostOrDie(), options);
   if (rt.db() == nullptr) return 2;
   std::atomic<size_t> next{0};
   std::atomic<int> wrong{0}, searched{0}, stored{0};
@@ -103,8 +136,13 @@ int Main(int argc, char** argv) {
       }
     });
   for (std::thread& t : pool) t.join();
-  std::printf("%d searched, %d from the database, %d wrong\n", searched.load(),
-              stored.load(), wrong.load());
+  CacheStats cs = rt.cache_stats();
+  std::printf(
+      "%d searched, %d from the database, %d wrong; stores skipped %lld, "
+      "failed %lld\n",
+      searched.load(), stored.load(), wrong.load(),
+      static_cast<long long>(cs.db_store_skipped),
+      static_cast<long long>(cs.db_store_failed));
   if (wrong) return 1;
   if (mode == "expect-stored" && searched != 0) {
     std::fprintf(stderr, "%d Specs were not in the database\n",

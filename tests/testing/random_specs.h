@@ -75,6 +75,15 @@ inline std::vector<std::string> RandomSpecTexts(int count, int max_dim,
   return out;
 }
 
+// Distinct f32 matmuls, numbered from 0, small for small i (K grows by 16
+// every 96): the first thousand are quick to search (well under a
+// millisecond each with one Searcher shared), with trees of tens of nodes.
+// For tests that need many different Specs stored.
+inline Spec SmallMatmul(int i) {
+  return Spec::Matmul(8 + 4 * (i % 12), 16 + 16 * (i / 96),
+                      8 + 8 * ((i / 12) % 8));
+}
+
 // How sparsely the long random sweeps sample their list: every Nth entry,
 // N = AMARENA_TEST_SWEEP_STRIDE (default 1: all of it). The sanitizer run of
 // the suite sets it, since instrumented search and reference code is several
