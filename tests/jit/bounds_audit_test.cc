@@ -8,19 +8,11 @@
 
 #include "gtest/gtest.h"
 #include "runtime/runtime.h"
+#include "tests/testing/fixed_target.h"
 #include "tests/testing/random_specs.h"
 
 namespace amarena {
 namespace {
-
-Target AuditTarget(Isa isa, int workers) {
-  const CacheSizes caches{.l1d = 48 << 10, .l2 = 2 << 20, .l3 = 32 << 20};
-  Target t =
-      isa == Isa::kAvx512 ? Target::Avx512(caches) : Target::Avx2(caches);
-  t.bf16_dot = isa == Isa::kAvx512;
-  t.workers = workers;
-  return t;
-}
 
 // Runtimes that create (never run) kernels for a target, database off.
 Runtime& AuditRuntime(Isa isa, int workers) {
@@ -29,7 +21,7 @@ Runtime& AuditRuntime(Isa isa, int workers) {
   if (rt == nullptr) {
     RuntimeOptions options;
     options.db = "off";
-    rt = new Runtime(AuditTarget(isa, workers), options);
+    rt = new Runtime(testing::FixedTarget(isa, workers), options);
   }
   return *rt;
 }
@@ -49,7 +41,7 @@ TEST_P(BoundsAudit, KnownCases) {
 TEST_P(BoundsAudit, RandomSpecsCompileWithinBounds) {
   const Isa isa = GetParam();
   const std::vector<std::string> texts =
-      testing::RandomSpecTexts(testing::SweepCount(500), /*max_dim=*/200,
+      testing::RandomSpecTexts(testing::SweepCount(300), /*max_dim=*/200,
                                /*seed=*/1700 + static_cast<int>(isa));
   int made = 0, unimplemented = 0;
   for (size_t i = 0; i < texts.size(); i += testing::SweepStride()) {

@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "search/replay.h"
 #include "search/search.h"
+#include "tests/testing/fixed_target.h"
 
 #ifndef AMARENA_GOLDEN_SCHEDULES
 #error "the build names the golden file"
@@ -24,15 +25,6 @@
 
 namespace amarena {
 namespace {
-
-Target Fixed(Isa isa, int workers) {
-  const CacheSizes caches{.l1d = 48 << 10, .l2 = 2 << 20, .l3 = 32 << 20};
-  Target t =
-      isa == Isa::kAvx512 ? Target::Avx512(caches) : Target::Avx2(caches);
-  t.bf16_dot = isa == Isa::kAvx512;
-  t.workers = workers;
-  return t;
-}
 
 constexpr const char* kShapes[] = {
     "matmul 8x8x8 f32",
@@ -50,12 +42,13 @@ constexpr const char* kShapes[] = {
     "matmul 77x94x313 bf16*bf16->f32 b=p4x2s8",
 };
 
-// One line per (target, shape): "isa workers | spec | cost | schedule".
+// One line per (target, shape): "isa workers | spec | cost | schedule", or
+// "... | error | CODE" where the target cannot implement the Spec.
 std::vector<std::string> Lines() {
   std::vector<std::string> out;
   for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
     for (int workers : {1, 2}) {
-      const Target t = Fixed(isa, workers);
+      const Target t = testing::FixedTarget(isa, workers);
       Searcher searcher(t);
       for (const char* text : kShapes) {
         absl::StatusOr<Spec> s = ParseSpec(text);
@@ -65,7 +58,8 @@ std::vector<std::string> Lines() {
             Name(isa), " ", workers, " | ", text, " | ",
             impl.ok() ? absl::StrCat((*impl)->cost.main, " | ",
                                      EncodeDecisions(**impl))
-                      : absl::StrCat("error | ", impl.status().message())));
+                      : absl::StrCat("error | ", absl::StatusCodeToString(
+                                                     impl.status().code()))));
       }
     }
   }
