@@ -27,15 +27,15 @@ struct Rewrite {
 void SelectKernel(const Spec&, const Target&,
                   std::vector<Candidate>&);  // select.cc
 void ViewOperand(const Spec&, const Target&,
-                 std::vector<Candidate>&);  // view.cc
+                 std::vector<Candidate>&);  // moves.cc
 void PackOperand(const Spec&, const Target&,
-                 std::vector<Candidate>&);  // pack.cc
+                 std::vector<Candidate>&);  // moves.cc
 void ToRegisters(const Spec&, const Target&,
-                 std::vector<Candidate>&);  // to_registers.cc
+                 std::vector<Candidate>&);  // moves.cc
 void ToAccum(const Spec&, const Target&,
              std::vector<Candidate>&);  // to_accum.cc
-void TileOut(const Spec&, const Target&, std::vector<Candidate>&);  // tile.cc
-void SplitK(const Spec&, const Target&, std::vector<Candidate>&);   // split.cc
+void TileOut(const Spec&, const Target&, std::vector<Candidate>&);  // loops.cc
+void SplitK(const Spec&, const Target&, std::vector<Candidate>&);   // loops.cc
 
 std::span<const Rewrite> Rewrites();
 

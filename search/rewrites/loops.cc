@@ -1,7 +1,25 @@
-#include "search/rewrites/loop_common.h"
-
+// The loops: tile (m or n), parallel tile (at the root) and split (k).
+//
+// Tile the output along m or n.
+// Applies to: Matmul, MatmulAccum, Zero, Move, with the sizes TileSizes allows
+//   (2^a and 3 * 2^a below the extent; register tiles and packed panels kept
+//   whole). A tile need not divide the extent.
+// Yields: a serial Loop whose body is the same Spec on one tile (inputs follow:
+//   A's rows with m, B's columns with n) and, if the size does not divide, one
+//   remainder Spec covering the last partial tile. A loop allocates nothing;
+//   a counted loop's body loses the GPR that holds its counter.
+//   With more than one worker, also a parallel loop at the root (every operand
+//   in GL, not serial): its tiles run as pool tasks and are marked serial.
+//
+// Split the reduction dimension k.
+// Applies to: MatmulAccum (the accumulation makes the pieces independent of
+//   order), with the sizes TileSizes allows.
+// Yields: a serial Loop over k whose body is the MatmulAccum on a k-slice (A's
+//   columns, B's rows) and, if the size does not divide k, one remainder
+//   slice. Budgets as for tiling.
 #include "core/cost_model.h"
 #include "core/status_macros.h"
+#include "search/rewrites/registry.h"
 
 namespace amarena {
 
@@ -21,13 +39,10 @@ void SetExtent(Spec& s, Dim d, int64_t extent) {
   }
 }
 
-}  // namespace
-
-Spec WithExtent(Spec s, Dim d, int64_t extent) {
-  SetExtent(s, d, extent);
-  return Canonical(s);
-}
-
+// Tile sizes below the extent of `d`: 2^a, plus 3, 6 and 12 along m (so 6 x 16
+// register tiles exist), keeping every register tile whole (a multiple of its
+// vector width) and every packed operand's panels whole (a multiple of its
+// panel width) and its interleaved row pairs whole (a multiple of 2).
 std::vector<int64_t> TileSizes(const Spec& s, Dim d) {
   const int64_t extent = Extent(s, d);
   // Each operand that moves along `d` may demand tiles be multiples of some
@@ -74,6 +89,8 @@ std::vector<int64_t> TileSizes(const Spec& s, Dim d) {
   return sizes;
 }
 
+// A Loop candidate over `d` in tiles of `size` (< the extent), the last
+// partial tile becoming its own remainder sub-Spec.
 Candidate MakeLoop(const Spec& s, ActionKind kind, Dim d, int64_t size) {
   int64_t extent = Extent(s, d);
   AMARENA_CHECK(size >= 1 && size < extent);
@@ -106,6 +123,30 @@ Candidate MakeLoop(const Spec& s, ActionKind kind, Dim d, int64_t size) {
     e.children.push_back(Canonical(rem));
   }
   return c;
+}
+
+}  // namespace
+
+void TileOut(const Spec& s, const Target& t, std::vector<Candidate>& out) {
+  for (Dim d : {Dim::kM, Dim::kN})
+    for (int64_t size : TileSizes(s, d))
+      out.push_back(MakeLoop(s, ActionKind::kTile, d, size));
+  // Parallel: once per tree (the tiles are serial), at the root (every
+  // operand in GL, so each task is a whole kernel over its tile), with at
+  // least as many tiles as workers.
+  if (s.serial || t.workers < 2 || !s.IsMatmul()) return;
+  for (int i = 0; i < s.NumOperands(); ++i)
+    if (s.aux[i].level != Level::kGL) return;
+  for (Dim d : {Dim::kM, Dim::kN})
+    for (int64_t size : TileSizes(s, d))
+      if (Extent(s, d) / size >= t.workers)
+        out.push_back(MakeLoop(s, ActionKind::kParallelTile, d, size));
+}
+
+void SplitK(const Spec& s, const Target&, std::vector<Candidate>& out) {
+  if (s.kind != Kind::kMatmulAccum) return;
+  for (int64_t size : TileSizes(s, Dim::kK))
+    out.push_back(MakeLoop(s, ActionKind::kSplit, Dim::kK, size));
 }
 
 }  // namespace amarena
