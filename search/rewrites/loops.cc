@@ -1,6 +1,7 @@
-// The loops: tile (m or n), parallel tile (at the root) and split (k).
+// The loops: tile (m or n), parallel tile (m or n, at the root) and split (k).
+// Their descriptors: "tile D N", "parallel tile D N", "split k N".
 //
-// Tile the output along m or n.
+// tile: Tile the output along m or n.
 // Applies to: Matmul, MatmulAccum, Zero, Move, with the sizes TileSizes allows
 //   (2^a and 3 * 2^a below the extent; register tiles and packed panels kept
 //   whole). A tile need not divide the extent.
@@ -8,16 +9,23 @@
 //   A's rows with m, B's columns with n) and, if the size does not divide, one
 //   remainder Spec covering the last partial tile. A loop allocates nothing;
 //   a counted loop's body loses the GPR that holds its counter.
-//   With more than one worker, also a parallel loop at the root (every operand
-//   in GL, not serial): its tiles run as pool tasks and are marked serial.
 //
-// Split the reduction dimension k.
+// parallel tile: Tile a matmul along m or n, one pool task per tile.
+// Applies to: with more than one worker, a matmul at the root (every operand
+//   in GL, not serial), with the sizes TileSizes allows that make at least as
+//   many tiles as workers.
+// Yields: a parallel Loop, body and remainder as for tile, both marked serial
+//   (so there is at most one parallel loop per tree) and with no counter.
+//
+// split: Split the reduction dimension k.
 // Applies to: MatmulAccum (the accumulation makes the pieces independent of
 //   order), with the sizes TileSizes allows.
 // Yields: a serial Loop over k whose body is the MatmulAccum on a k-slice (A's
 //   columns, B's rows) and, if the size does not divide k, one remainder
 //   slice. Budgets as for tiling.
+#include "absl/strings/str_cat.h"
 #include "core/cost_model.h"
+#include "core/spec_text.h"
 #include "core/status_macros.h"
 #include "search/rewrites/registry.h"
 
@@ -125,15 +133,16 @@ Candidate MakeLoop(const Spec& s, ActionKind kind, Dim d, int64_t size) {
   return c;
 }
 
-}  // namespace
-
-void TileOut(const Spec& s, const Target& t, std::vector<Candidate>& out) {
+void TileOut(const Spec& s, const Target&, std::vector<Candidate>& out) {
   for (Dim d : {Dim::kM, Dim::kN})
     for (int64_t size : TileSizes(s, d))
       out.push_back(MakeLoop(s, ActionKind::kTile, d, size));
-  // Parallel: once per tree (the tiles are serial), at the root (every
-  // operand in GL, so each task is a whole kernel over its tile), with at
-  // least as many tiles as workers.
+}
+
+// Once per tree (the tiles are serial), at the root (every operand in GL, so
+// each task is a whole kernel over its tile), with at least as many tiles as
+// workers.
+void ParallelTile(const Spec& s, const Target& t, std::vector<Candidate>& out) {
   if (s.serial || t.workers < 2 || !s.IsMatmul()) return;
   for (int i = 0; i < s.NumOperands(); ++i)
     if (s.aux[i].level != Level::kGL) return;
@@ -148,5 +157,81 @@ void SplitK(const Spec& s, const Target&, std::vector<Candidate>& out) {
   for (int64_t size : TileSizes(s, Dim::kK))
     out.push_back(MakeLoop(s, ActionKind::kSplit, Dim::kK, size));
 }
+
+// A loop's size in its descriptor: at most 2^40, far above any extent.
+std::optional<int64_t> ParseSize(absl::string_view w) {
+  std::optional<int64_t> n = ParseCount(w, int64_t{1} << 40);
+  if (n == 0) return std::nullopt;
+  return n;
+}
+
+std::string DescribeTile(const Action& a) {
+  return absl::StrCat("tile ", Name(a.dim), " ", a.size);
+}
+
+std::string DescribeParallelTile(const Action& a) {
+  return absl::StrCat("parallel ", DescribeTile(a));
+}
+
+std::string DescribeSplit(const Action& a) {
+  return absl::StrCat("split k ", a.size);
+}
+
+// "tile D N", from `words` after any "parallel".
+absl::StatusOr<Action> ParseLoop(std::span<const absl::string_view> words,
+                                 ActionKind kind) {
+  if (words.size() != 3) return absl::InvalidArgumentError("want 'tile D N'");
+  std::optional<Dim> d;
+  if (words[1] == "m") d = Dim::kM;
+  if (words[1] == "k") d = Dim::kK;
+  if (words[1] == "n") d = Dim::kN;
+  std::optional<int64_t> n = ParseSize(words[2]);
+  if (!d || !n)
+    return absl::InvalidArgumentError("want a dimension m, k or n and a size");
+  return Action{.kind = kind, .dim = *d, .size = *n};
+}
+
+absl::StatusOr<Action> ParseTile(std::span<const absl::string_view> words) {
+  return ParseLoop(words, ActionKind::kTile);
+}
+
+absl::StatusOr<Action> ParseParallelTile(
+    std::span<const absl::string_view> words) {
+  if (words.size() != 4 || words[1] != "tile")
+    return absl::InvalidArgumentError("want 'parallel tile D N'");
+  return ParseLoop(words.subspan(1), ActionKind::kParallelTile);
+}
+
+absl::StatusOr<Action> ParseSplit(std::span<const absl::string_view> words) {
+  std::optional<int64_t> n;
+  if (words.size() == 3) n = ParseSize(words[2]);
+  if (words.size() != 3 || words[1] != "k" || !n)
+    return absl::InvalidArgumentError("want 'split k N'");
+  return Action{.kind = ActionKind::kSplit, .dim = Dim::kK, .size = *n};
+}
+
+}  // namespace
+
+extern const Rewrite kTileRewrite = {.name = "tile",
+                                     .keyword = "tile",
+                                     .enumerate = TileOut,
+                                     .owns = OwnsKind<ActionKind::kTile>,
+                                     .describe = DescribeTile,
+                                     .parse = ParseTile};
+
+extern const Rewrite kParallelTileRewrite = {
+    .name = "parallel tile",
+    .keyword = "parallel",
+    .enumerate = ParallelTile,
+    .owns = OwnsKind<ActionKind::kParallelTile>,
+    .describe = DescribeParallelTile,
+    .parse = ParseParallelTile};
+
+extern const Rewrite kSplitRewrite = {.name = "split",
+                                      .keyword = "split",
+                                      .enumerate = SplitK,
+                                      .owns = OwnsKind<ActionKind::kSplit>,
+                                      .describe = DescribeSplit,
+                                      .parse = ParseSplit};
 
 }  // namespace amarena

@@ -1,6 +1,9 @@
-// The moves: view, pack and to-registers.
+// The moves: view, pack and to-registers, each an Alloc that places one
+// operand elsewhere. Their descriptors: "view|pack|regs OPERAND LEVEL" and
+// the destination's parameters ("col", "pP", "pPx2", "pPsS", "vW", a dtype
+// other than f32): "view 0 l1 col", "pack 1 l2 p16", "regs 2 vrf v8".
 //
-// View an operand in a faster cache level.
+// view: View an operand in a faster cache level.
 // Applies to: any memory operand (GL, L3, L2) of any Spec, towards L2 or L1
 //   when its lines fit the budget there: L2 only for inputs too big for L1
 //   (Target::WorthPlacing; an output tile is read and written once per pass
@@ -14,7 +17,7 @@
 //   wherever the view sits, so a view inside a loop pays on every iteration
 //   and a view hoisted out of it pays once (that is what blocking buys).
 //
-// Copy an input operand into a packed buffer in a faster cache level.
+// pack: Copy an input operand into a packed buffer in a faster cache level.
 // Applies to: B (operand 1) of Matmul and MatmulAccum when it is in GL, L3 or
 //   L2 in a plain layout (from column-major the copy transposes, element by
 //   element), towards each faster cache level whose budget
@@ -37,7 +40,7 @@
 //   and the body reading B from the buffer. The buffer takes its lines from
 //   the level's budget and one GPR for its base pointer.
 //
-// Hold the output tile in vector registers.
+// to-registers: Hold the output tile in vector registers.
 // Applies to: the output of Matmul, MatmulAccum or Zero when it is in L1: in
 //   the widest vectors that divide its columns (v16 zmm with AVX-512, v8 ymm,
 //   else v1, one scalar per register), and, when that is not the target's
@@ -46,7 +49,10 @@
 // Yields: an Alloc of kind registers: [Move L1 -> VRF if the operand is read,]
 //   body[, Move VRF -> L1 if it is written], all under the VRF budget minus
 //   the tile's registers.
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "core/cost_model.h"
+#include "core/spec_text.h"
 #include "search/rewrites/registry.h"
 
 namespace amarena {
@@ -89,8 +95,6 @@ std::optional<Candidate> MakeAlloc(const Spec& s, int i, TensorAux to,
   e.alloc = info;
   return c;
 }
-
-}  // namespace
 
 void ViewOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
   for (int i = 0; i < s.NumOperands(); ++i) {
@@ -164,5 +168,94 @@ void ToRegisters(const Spec& s, const Target& t, std::vector<Candidate>& out) {
   offer(exact);
   if (exact != t.f32_lanes) offer(t.f32_lanes);
 }
+
+// The word each kind of Alloc's descriptor starts with. to-registers' is
+// "regs", as stored decisions have always spelt it.
+constexpr absl::string_view kVerb[] = {"view", "pack", "regs"};
+
+constexpr absl::string_view Verb(AllocKind k) {
+  return kVerb[static_cast<int>(k)];
+}
+
+template <AllocKind kAlloc>
+bool OwnsMove(const Action& a) {
+  return a.kind == ActionKind::kMove && a.alloc == kAlloc;
+}
+
+std::string DescribeMove(const Action& a) {
+  return absl::StrCat(
+      Verb(a.alloc), " ", a.operand, " ", Name(a.to.level),
+      a.to.layout == Layout::kColMajor ? " col" : "",
+      a.to.pack ? absl::StrCat(" ", PackName(a.to)) : "",
+      a.to.vector_width ? absl::StrCat(" v", a.to.vector_width) : "",
+      a.to.dtype != DType::kF32 ? absl::StrCat(" ", Name(a.to.dtype)) : "");
+}
+
+template <AllocKind kAlloc>
+absl::StatusOr<Action> ParseMove(std::span<const absl::string_view> w) {
+  auto bad = [](absl::string_view why) {
+    return absl::InvalidArgumentError(why);
+  };
+  Action a{.kind = ActionKind::kMove, .alloc = kAlloc};
+  if (w.size() < 3)
+    return bad(absl::StrCat("want '", Verb(kAlloc), " OPERAND LEVEL ...'"));
+  std::optional<int64_t> op = ParseCount(w[1], 2);
+  std::optional<Level> level = ParseLevel(w[2]);
+  if (!op || !level) return bad("want an operand 0-2 and a level");
+  a.operand = static_cast<int>(*op);
+  a.to.level = *level;
+  for (size_t i = 3; i < w.size(); ++i) {
+    absl::string_view p = w[i];
+    std::optional<int64_t> v;
+    // pP, pPx2 (interleaved pairs), either with sS (sections).
+    if (const size_t sec = p.find('s', 1);
+        p[0] == 'p' && sec != absl::string_view::npos) {
+      v = ParseCount(p.substr(sec + 1), 255);
+      if (!v) return bad(absl::StrCat("unknown parameter '", p, "'"));
+      a.to.sections = static_cast<uint8_t>(*v);
+      p = p.substr(0, sec);
+    }
+    if (p == "col") {
+      a.to.layout = Layout::kColMajor;
+    } else if (p[0] == 'p' && absl::EndsWith(p, "x2") &&
+               (v = ParseCount(p.substr(1, p.size() - 3), 65535))) {
+      a.to.pack = static_cast<uint16_t>(*v);
+      a.to.interleave = 2;
+    } else if (p[0] == 'p' && (v = ParseCount(p.substr(1), 65535))) {
+      a.to.pack = static_cast<uint16_t>(*v);
+    } else if (p[0] == 'v' && (v = ParseCount(p.substr(1), 255))) {
+      a.to.vector_width = static_cast<uint8_t>(*v);
+    } else if (std::optional<DType> t = ParseDType(p)) {
+      a.to.dtype = *t;
+    } else {
+      return bad(absl::StrCat("unknown parameter '", p, "'"));
+    }
+  }
+  return a;
+}
+
+}  // namespace
+
+extern const Rewrite kViewRewrite = {.name = "view",
+                                     .keyword = Verb(AllocKind::kView),
+                                     .enumerate = ViewOperand,
+                                     .owns = OwnsMove<AllocKind::kView>,
+                                     .describe = DescribeMove,
+                                     .parse = ParseMove<AllocKind::kView>};
+
+extern const Rewrite kPackRewrite = {.name = "pack",
+                                     .keyword = Verb(AllocKind::kBuffer),
+                                     .enumerate = PackOperand,
+                                     .owns = OwnsMove<AllocKind::kBuffer>,
+                                     .describe = DescribeMove,
+                                     .parse = ParseMove<AllocKind::kBuffer>};
+
+extern const Rewrite kToRegistersRewrite = {
+    .name = "to-registers",
+    .keyword = Verb(AllocKind::kRegisters),
+    .enumerate = ToRegisters,
+    .owns = OwnsMove<AllocKind::kRegisters>,
+    .describe = DescribeMove,
+    .parse = ParseMove<AllocKind::kRegisters>};
 
 }  // namespace amarena
