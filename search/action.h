@@ -1,20 +1,22 @@
 // An action: one rewrite applied to a Spec, described by its kind and
 // parameters (never by an enumeration index, so stored decisions survive
 // changes to the enumeration). A Candidate pairs an action with what it does:
-// the Expansion (core/impl.h) whose child Specs the search must solve.
+// the Expansion (core/impl.h) whose child Specs the search must solve. Each
+// action belongs to one rewrite, which gives it its text form
+// (search/rewrites/registry.h: Describe, ParseAction).
 //
 //   Action{.kind = ActionKind::kTile, .dim = Dim::kN, .size = 16}
 #ifndef AMARENA_SEARCH_ACTION_H_
 #define AMARENA_SEARCH_ACTION_H_
 
-#include <string>
-
-#include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "core/impl.h"
 
 namespace amarena {
 
+// Which rewrite made an action; the three moves (view, pack, to-registers)
+// share kMove and differ in `alloc`. The enumerators' order, then the fields',
+// is the order that breaks ties in cost, so reordering them can change which
+// of two equal-cost trees the search chooses.
 enum class ActionKind : uint8_t {
   kTile,
   kSplit,
@@ -37,12 +39,6 @@ struct Action {
   // tree does not depend on the order in which Specs were solved.
   friend auto operator<=>(const Action&, const Action&) = default;
 };
-
-// The action's descriptor: "tile m 8", "parallel tile n 512", "split k 64",
-// "to-accum", "view 0 l2", "pack 1 l3 p32", "regs 2 vrf v16",
-// "select broadcast_fma". ParseAction(Describe(a)) == a for every action.
-std::string Describe(const Action& a);
-absl::StatusOr<Action> ParseAction(absl::string_view descriptor);
 
 // The action that produced an expansion (what the search stored for it).
 Action ActionOf(const Expansion& e);

@@ -7,8 +7,7 @@
 #include "core/cost_model.h"
 #include "core/spec_text.h"
 #include "core/status_macros.h"
-#include "search/action.h"
-#include "search/search.h"
+#include "search/rewrites/registry.h"
 
 namespace amarena {
 

@@ -2,10 +2,12 @@
 // from anywhere untrusted) becomes an Impl again.
 //
 // A tree is stored as its actions in preorder (a node's action, then each
-// child's subtree). Replay re-derives every node from its Spec by applying the
-// action with the current rewrites, and re-costs it with the current model, so
-// a decision that no longer applies, a sequence of the wrong length, or a cost
-// that differs from the one recorded is an error, never a wrong kernel.
+// child's subtree), each as its descriptor, written and read by the rewrite
+// that owns it (search/rewrites/registry.h). Replay re-derives every node from
+// its Spec by applying the action with the current rewrites, and re-costs it
+// with the current model, so a decision that no longer applies, a sequence of
+// the wrong length, or a cost that differs from the one recorded is an error,
+// never a wrong kernel.
 //
 //   std::string text = EncodeDecisions(*impl);   // "tile m 8;select dot;..."
 //   absl::StatusOr<ImplPtr> again = Replay(spec, text, target);

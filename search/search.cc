@@ -229,33 +229,4 @@ ImplPtr Searcher::Build(const Spec& s) {
   return node;
 }
 
-absl::StatusOr<Candidate> ApplyAction(const Spec& s, const Action& a,
-                                      const Target& t) {
-  // Only the rewrites that can produce this kind of action.
-  auto produces = [&](absl::string_view rewrite) {
-    switch (a.kind) {
-      case ActionKind::kSelect:
-        return rewrite == "select";
-      case ActionKind::kMove:
-        return rewrite == "to-registers" || rewrite == "view" ||
-               rewrite == "pack";
-      case ActionKind::kToAccum:
-        return rewrite == "to-accum";
-      case ActionKind::kTile:
-      case ActionKind::kParallelTile:
-        return rewrite == "tile";
-      case ActionKind::kSplit:
-        return rewrite == "split";
-    }
-    return false;
-  };
-  std::vector<Candidate> cands;
-  for (const Rewrite& r : Rewrites())
-    if (produces(r.name)) r.enumerate(s, t, cands);
-  for (Candidate& c : cands)
-    if (c.action == a) return std::move(c);
-  return absl::NotFoundError(absl::StrCat(
-      "action '", Describe(a), "' does not apply to ", PrintSpec(s)));
-}
-
 }  // namespace amarena

@@ -103,11 +103,6 @@ bool ObviouslyInfeasible(const Spec& s);
 // it), else Unimplemented (none that the generator has).
 absl::Status NoTreeError(const Spec& root);
 
-// The candidate a stored action stands for, re-derived from the Spec (actions
-// are descriptors; NotFound if the rewrites no longer offer it).
-absl::StatusOr<Candidate> ApplyAction(const Spec& s, const Action& a,
-                                      const Target& t);
-
 }  // namespace amarena
 
 #endif  // AMARENA_SEARCH_SEARCH_H_

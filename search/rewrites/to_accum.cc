@@ -1,10 +1,13 @@
-// Matmul -> Zero ; MatmulAccum.
+// to-accum: Matmul -> Zero ; MatmulAccum.
 // Applies to: a non-accumulating Matmul.
 // Yields: a Block of two sub-Specs under the same budget: Zero of C, then the
 //   accumulating Matmul on the same operands.
+// Descriptor: "to-accum", with no parameters.
 #include "search/rewrites/registry.h"
 
 namespace amarena {
+
+namespace {
 
 void ToAccum(const Spec& s, const Target&, std::vector<Candidate>& out) {
   if (s.kind != Kind::kMatmul) return;
@@ -19,5 +22,22 @@ void ToAccum(const Spec& s, const Target&, std::vector<Candidate>& out) {
   c.expansion.children = {Canonical(zero), Canonical(accum)};
   out.push_back(std::move(c));
 }
+
+std::string DescribeToAccum(const Action&) { return "to-accum"; }
+
+absl::StatusOr<Action> ParseToAccum(std::span<const absl::string_view> words) {
+  if (words.size() != 1)
+    return absl::InvalidArgumentError("'to-accum' takes no parameters");
+  return Action{.kind = ActionKind::kToAccum};
+}
+
+}  // namespace
+
+extern const Rewrite kToAccumRewrite = {.name = "to-accum",
+                                        .keyword = "to-accum",
+                                        .enumerate = ToAccum,
+                                        .owns = OwnsKind<ActionKind::kToAccum>,
+                                        .describe = DescribeToAccum,
+                                        .parse = ParseToAccum};
 
 }  // namespace amarena

@@ -1,0 +1,237 @@
+// The loops: tile (m or n), parallel tile (m or n, at the root) and split (k).
+// Their descriptors: "tile D N", "parallel tile D N", "split k N".
+//
+// tile: Tile the output along m or n.
+// Applies to: Matmul, MatmulAccum, Zero, Move, with the sizes TileSizes allows
+//   (2^a and 3 * 2^a below the extent; register tiles and packed panels kept
+//   whole). A tile need not divide the extent.
+// Yields: a serial Loop whose body is the same Spec on one tile (inputs follow:
+//   A's rows with m, B's columns with n) and, if the size does not divide, one
+//   remainder Spec covering the last partial tile. A loop allocates nothing;
+//   a counted loop's body loses the GPR that holds its counter.
+//
+// parallel tile: Tile a matmul along m or n, one pool task per tile.
+// Applies to: with more than one worker, a matmul at the root (every operand
+//   in GL, not serial), with the sizes TileSizes allows that make at least as
+//   many tiles as workers.
+// Yields: a parallel Loop, body and remainder as for tile, both marked serial
+//   (so there is at most one parallel loop per tree) and with no counter.
+//
+// split: Split the reduction dimension k.
+// Applies to: MatmulAccum (the accumulation makes the pieces independent of
+//   order), with the sizes TileSizes allows.
+// Yields: a serial Loop over k whose body is the MatmulAccum on a k-slice (A's
+//   columns, B's rows) and, if the size does not divide k, one remainder
+//   slice. Budgets as for tiling.
+#include "absl/strings/str_cat.h"
+#include "core/cost_model.h"
+#include "core/spec_text.h"
+#include "core/status_macros.h"
+#include "search/rewrites/registry.h"
+
+namespace amarena {
+
+namespace {
+
+void SetExtent(Spec& s, Dim d, int64_t extent) {
+  switch (d) {
+    case Dim::kM:
+      s.m = extent;
+      break;
+    case Dim::kK:
+      s.k = extent;
+      break;
+    case Dim::kN:
+      s.n = extent;
+      break;
+  }
+}
+
+// Tile sizes below the extent of `d`: 2^a, plus 3, 6 and 12 along m (so 6 x 16
+// register tiles exist), keeping every register tile whole (a multiple of its
+// vector width) and every packed operand's panels whole (a multiple of its
+// panel width) and its interleaved row pairs whole (a multiple of 2).
+std::vector<int64_t> TileSizes(const Spec& s, Dim d) {
+  const int64_t extent = Extent(s, d);
+  // Each operand that moves along `d` may demand tiles be multiples of some
+  // width: a register tile's lanes along its columns, a packed tile's panel
+  // (or group of panels, in sections) along its contiguous dimension.
+  int64_t multiple = 1;
+  for (int i = 0; i < s.NumOperands(); ++i) {
+    Axis axis = OperandAxis(s, i, d);
+    if (axis == Axis::kNone) continue;
+    TensorSpec t = s.Operand(i);
+    int64_t w = 1;
+    if (t.aux.level == Level::kVRF && axis == Axis::kCols && t.cols > 1) {
+      w = t.aux.vector_width;
+    } else if (t.aux.pack != 0) {
+      bool inner = (axis == Axis::kCols) == (t.aux.layout == Layout::kRowMajor);
+      if (inner) w = t.aux.pack;
+      // In sections, a tile spanning groups takes whole groups of panels.
+      if (inner && t.aux.sections > 1 && extent > t.aux.sections * t.aux.pack)
+        w = t.aux.sections * t.aux.pack;
+      // Rows interleaved in groups: a tile starts on a group's first row.
+      if (!inner && t.aux.interleave) w = t.aux.interleave;
+    }
+    if (w > 1) {
+      if (multiple % w != 0 && w % multiple != 0) return {};
+      multiple = std::max(multiple, w);
+    }
+  }
+  // 3 * 2^a only where it makes register tiles: 3, 6 and 12 rows along m.
+  const int64_t max_three = d == Dim::kM ? 12 : 0;
+  std::vector<int64_t> sizes;
+  for (int64_t p = 1; p < extent; p *= 2) {
+    for (int64_t size : {p, 3 * p}) {
+      if (size >= extent || size % multiple != 0) continue;
+      if (size != p && size > max_three) continue;
+      sizes.push_back(size);
+    }
+  }
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  // A tile over half the extent runs once and leaves a remainder: a split in
+  // two. Only the largest such tile is offered (biggest piece + the rest).
+  while (sizes.size() >= 2 && 2 * sizes[sizes.size() - 2] > extent)
+    sizes.erase(sizes.end() - 2);
+  return sizes;
+}
+
+// A Loop candidate over `d` in tiles of `size` (< the extent), the last
+// partial tile becoming its own remainder sub-Spec.
+Candidate MakeLoop(const Spec& s, ActionKind kind, Dim d, int64_t size) {
+  int64_t extent = Extent(s, d);
+  AMARENA_CHECK(size >= 1 && size < extent);
+  Candidate c;
+  c.action = Action{.kind = kind, .dim = d, .size = size};
+  Expansion& e = c.expansion;
+  e.type = NodeType::kLoop;
+  LoopInfo& loop = e.loop;
+  loop = LoopInfo{.dim = d, .tile = size, .full_iters = extent / size};
+  bool moves_registers = false;
+  for (int i = 0; i < s.NumOperands(); ++i)
+    moves_registers |=
+        OperandAxis(s, i, d) != Axis::kNone && s.aux[i].level == Level::kVRF;
+  Spec body = s;
+  SetExtent(body, d, size);
+  if (kind == ActionKind::kParallelTile) {
+    // Run by the pool: no counter, and nothing below may be parallel again.
+    loop.parallel = true;
+    body.serial = true;
+  } else {
+    loop.unrolled = moves_registers || loop.full_iters == 1;
+    loop.counter_in_reg = !loop.unrolled && s.budget->gpr >= 1;
+  }
+  body.budget = LoopChildBudget(*s.budget, loop, 0);
+  e.children.push_back(Canonical(body));
+  if (extent % size) {
+    Spec rem = s;
+    SetExtent(rem, d, extent % size);
+    rem.serial = body.serial;
+    e.children.push_back(Canonical(rem));
+  }
+  return c;
+}
+
+void TileOut(const Spec& s, const Target&, std::vector<Candidate>& out) {
+  for (Dim d : {Dim::kM, Dim::kN})
+    for (int64_t size : TileSizes(s, d))
+      out.push_back(MakeLoop(s, ActionKind::kTile, d, size));
+}
+
+// Once per tree (the tiles are serial), at the root (every operand in GL, so
+// each task is a whole kernel over its tile), with at least as many tiles as
+// workers.
+void ParallelTile(const Spec& s, const Target& t, std::vector<Candidate>& out) {
+  if (s.serial || t.workers < 2 || !s.IsMatmul()) return;
+  for (int i = 0; i < s.NumOperands(); ++i)
+    if (s.aux[i].level != Level::kGL) return;
+  for (Dim d : {Dim::kM, Dim::kN})
+    for (int64_t size : TileSizes(s, d))
+      if (Extent(s, d) / size >= t.workers)
+        out.push_back(MakeLoop(s, ActionKind::kParallelTile, d, size));
+}
+
+void SplitK(const Spec& s, const Target&, std::vector<Candidate>& out) {
+  if (s.kind != Kind::kMatmulAccum) return;
+  for (int64_t size : TileSizes(s, Dim::kK))
+    out.push_back(MakeLoop(s, ActionKind::kSplit, Dim::kK, size));
+}
+
+// A loop's size in its descriptor: at most 2^40, far above any extent.
+std::optional<int64_t> ParseSize(absl::string_view w) {
+  std::optional<int64_t> n = ParseCount(w, int64_t{1} << 40);
+  if (n == 0) return std::nullopt;
+  return n;
+}
+
+std::string DescribeTile(const Action& a) {
+  return absl::StrCat("tile ", Name(a.dim), " ", a.size);
+}
+
+std::string DescribeParallelTile(const Action& a) {
+  return absl::StrCat("parallel ", DescribeTile(a));
+}
+
+std::string DescribeSplit(const Action& a) {
+  return absl::StrCat("split k ", a.size);
+}
+
+// "tile D N", from `words` after any "parallel".
+absl::StatusOr<Action> ParseLoop(std::span<const absl::string_view> words,
+                                 ActionKind kind) {
+  if (words.size() != 3) return absl::InvalidArgumentError("want 'tile D N'");
+  std::optional<Dim> d;
+  if (words[1] == "m") d = Dim::kM;
+  if (words[1] == "k") d = Dim::kK;
+  if (words[1] == "n") d = Dim::kN;
+  std::optional<int64_t> n = ParseSize(words[2]);
+  if (!d || !n)
+    return absl::InvalidArgumentError("want a dimension m, k or n and a size");
+  return Action{.kind = kind, .dim = *d, .size = *n};
+}
+
+absl::StatusOr<Action> ParseTile(std::span<const absl::string_view> words) {
+  return ParseLoop(words, ActionKind::kTile);
+}
+
+absl::StatusOr<Action> ParseParallelTile(
+    std::span<const absl::string_view> words) {
+  if (words.size() != 4 || words[1] != "tile")
+    return absl::InvalidArgumentError("want 'parallel tile D N'");
+  return ParseLoop(words.subspan(1), ActionKind::kParallelTile);
+}
+
+absl::StatusOr<Action> ParseSplit(std::span<const absl::string_view> words) {
+  std::optional<int64_t> n;
+  if (words.size() == 3) n = ParseSize(words[2]);
+  if (words.size() != 3 || words[1] != "k" || !n)
+    return absl::InvalidArgumentError("want 'split k N'");
+  return Action{.kind = ActionKind::kSplit, .dim = Dim::kK, .size = *n};
+}
+
+}  // namespace
+
+extern const Rewrite kTileRewrite = {.name = "tile",
+                                     .keyword = "tile",
+                                     .enumerate = TileOut,
+                                     .owns = OwnsKind<ActionKind::kTile>,
+                                     .describe = DescribeTile,
+                                     .parse = ParseTile};
+
+extern const Rewrite kParallelTileRewrite = {
+    .name = "parallel tile",
+    .keyword = "parallel",
+    .enumerate = ParallelTile,
+    .owns = OwnsKind<ActionKind::kParallelTile>,
+    .describe = DescribeParallelTile,
+    .parse = ParseParallelTile};
+
+extern const Rewrite kSplitRewrite = {.name = "split",
+                                      .keyword = "split",
+                                      .enumerate = SplitK,
+                                      .owns = OwnsKind<ActionKind::kSplit>,
+                                      .describe = DescribeSplit,
+                                      .parse = ParseSplit};
+
+}  // namespace amarena

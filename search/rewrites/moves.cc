@@ -1,0 +1,261 @@
+// The moves: view, pack and to-registers, each an Alloc that places one
+// operand elsewhere. Their descriptors: "view|pack|regs OPERAND LEVEL" and
+// the destination's parameters ("col", "pP", "pPx2", "pPsS", "vW", a dtype
+// other than f32): "view 0 l1 col", "pack 1 l2 p16", "regs 2 vrf v8".
+//
+// view: View an operand in a faster cache level.
+// Applies to: any memory operand (GL, L3, L2) of any Spec, towards L2 or L1
+//   when its lines fit the budget there: L2 only for inputs too big for L1
+//   (Target::WorthPlacing; an output tile is read and written once per pass
+//   over k, so it goes straight to L1). L3 holds packing buffers only: views
+//   into L3 never changed the modelled cost of the trees (1024^3:
+//   identical) and doubled the search time.
+//   Same layout.
+// Yields: an Alloc of kind view with one child, the Spec with the operand now
+//   at that level and that level's budget reduced by the lines, rounded down
+//   to a power of two. No code: the cost model charges the lines as traffic
+//   wherever the view sits, so a view inside a loop pays on every iteration
+//   and a view hoisted out of it pays once (that is what blocking buys).
+//
+// pack: Copy an input operand into a packed buffer in a faster cache level.
+// Applies to: B (operand 1) of Matmul and MatmulAccum when it is in GL, L3 or
+//   L2 in a plain layout (from column-major the copy transposes, element by
+//   element), towards each faster cache level whose budget
+//   the buffer fits (L2 and L3 only for buffers too big for the next faster
+//   level, Target::WorthPlacing), as K x P panels with P two vectors (the
+//   width of the 6 x 16 register tiles the broadcast kernel runs best), or one
+//   vector when B is at most that wide. (Widths of one and three vectors too
+//   were tried: they changed the 512^3 and 1024^3 trees' modelled cost by
+//   under 0.5 % and doubled the search time.)
+//   A bf16 B is packed either as bf16 (half the bytes; the kernel widens each
+//   vector it loads) or cast to f32 on the way (the copy widens each element
+//   once, however many rows of A then read it); with AVX-512 BF16 a
+//   row-major bf16 B may also be packed interleaved in k-pairs (`pPx2`, the
+//   layout the vdpbf16ps outer-product kernel reads).
+//   A B that arrives interleaved in k-pairs may be unpacked the same ways
+//   (element by element): the way to a kernel where vdpbf16ps cannot read it
+//   (no AVX-512 BF16, a column-major A, panels narrower than a vector).
+// Yields: an Alloc of kind buffer: the prologue Move (the copy, which the
+//   search implements like any other Spec: tiled, viewed, and a copy kernel)
+//   and the body reading B from the buffer. The buffer takes its lines from
+//   the level's budget and one GPR for its base pointer.
+//
+// to-registers: Hold the output tile in vector registers.
+// Applies to: the output of Matmul, MatmulAccum or Zero when it is in L1: in
+//   the widest vectors that divide its columns (v16 zmm with AVX-512, v8 ymm,
+//   else v1, one scalar per register), and, when that is not the target's
+//   full width, also in full-width vectors whose last one per row is partial
+//   (read and written under a mask). Its registers must fit the VRF budget.
+// Yields: an Alloc of kind registers: [Move L1 -> VRF if the operand is read,]
+//   body[, Move VRF -> L1 if it is written], all under the VRF budget minus
+//   the tile's registers.
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/cost_model.h"
+#include "core/spec_text.h"
+#include "search/rewrites/registry.h"
+
+namespace amarena {
+
+namespace {
+
+// An Alloc candidate that moves one operand to `to`, with the children its
+// kind needs; nullopt when the moved operand does not fit the Spec's budget.
+std::optional<Candidate> MakeAlloc(const Spec& s, int i, TensorAux to,
+                                   AllocKind kind) {
+  Spec body = s;
+  body.aux[i] = to;
+  body = Canonical(body);
+  AllocInfo info{.operand = i, .to = body.aux[i], .kind = kind};
+  std::optional<Budget> child_budget = AllocChildBudget(s, info);
+  if (!child_budget) return std::nullopt;
+  body.budget = child_budget;
+  body = Canonical(body);
+
+  Candidate c;
+  c.action = Action{
+      .kind = ActionKind::kMove, .operand = i, .to = info.to, .alloc = kind};
+  Expansion& e = c.expansion;
+  e.type = NodeType::kAlloc;
+  if (kind != AllocKind::kView) {
+    Access acc = s.OperandAccess(i);
+    TensorSpec t = s.Operand(i);
+    info.prologue = acc != Access::kOut;
+    info.epilogue = acc != Access::kIn;
+    Spec load = Spec::Move(t.rows, t.cols, s.aux[i], info.to);
+    Spec store = Spec::Move(t.rows, t.cols, info.to, s.aux[i]);
+    load.budget = store.budget = child_budget;
+    load.serial = store.serial = s.serial;
+    if (info.prologue) e.children.push_back(Canonical(load));
+    e.children.push_back(body);
+    if (info.epilogue) e.children.push_back(Canonical(store));
+  } else {
+    e.children.push_back(body);
+  }
+  e.alloc = info;
+  return c;
+}
+
+void ViewOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
+  for (int i = 0; i < s.NumOperands(); ++i) {
+    const TensorAux& from = s.aux[i];
+    if (from.level == Level::kVRF || from.level == Level::kL1) continue;
+    const int64_t lines = s.Operand(i).Lines();
+    for (Level to : kCacheLevels) {
+      if (!Faster(to, from.level) || !t.WorthPlacing(to, lines)) continue;
+      if (to == Level::kL3) continue;
+      if (to != Level::kL1 && i == s.OutputIndex()) continue;
+      TensorAux aux = from;
+      aux.level = to;
+      if (auto c = MakeAlloc(s, i, aux, AllocKind::kView))
+        out.push_back(*std::move(c));
+    }
+  }
+}
+
+void PackOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
+  if (!s.IsMatmul()) return;
+  const int i = 1;
+  const TensorAux& from = s.aux[i];
+  if (from.level == Level::kVRF || from.level == Level::kL1 ||
+      (from.pack && !from.interleave))
+    return;
+  const int64_t lanes = t.f32_lanes;
+  const int64_t p = s.n > lanes ? 2 * lanes : lanes;
+  const bool bf16 = from.dtype == DType::kBF16;
+  const bool pairs =
+      bf16 && t.bf16_dot && from.pack == 0 && from.layout == Layout::kRowMajor;
+  for (Level to : kCacheLevels) {
+    if (!Faster(to, from.level)) continue;
+    // The operand's own dtype, f32 when that is a cast, and bf16 k-pairs.
+    struct Choice {
+      DType dtype;
+      uint8_t interleave;
+    };
+    const Choice choices[] = {
+        {from.dtype, 0}, {DType::kF32, 0}, {DType::kBF16, 2}};
+    const int num = !bf16 ? 1 : pairs ? 3 : 2;
+    for (int d = 0; d < num; ++d) {
+      TensorAux aux = from;
+      aux.dtype = choices[d].dtype;
+      aux.interleave = choices[d].interleave;
+      aux.level = to;
+      aux.layout = Layout::kRowMajor;
+      aux.pack = static_cast<uint16_t>(p);
+      TensorSpec buffer = s.Operand(i);
+      buffer.aux = aux;
+      if (!t.WorthPlacing(to, buffer.Lines())) continue;
+      if (auto c = MakeAlloc(s, i, aux, AllocKind::kBuffer))
+        out.push_back(*std::move(c));
+    }
+  }
+}
+
+void ToRegisters(const Spec& s, const Target& t, std::vector<Candidate>& out) {
+  if (s.kind == Kind::kMove) return;
+  const int i = s.OutputIndex();
+  TensorSpec op = s.Operand(i);
+  if (op.aux.level != Level::kL1 || op.aux.dtype != DType::kF32) return;
+  const int exact = op.cols % t.f32_lanes == 0 ? t.f32_lanes
+                    : op.cols % 8 == 0         ? 8
+                                               : 1;
+  auto offer = [&](int vw) {
+    TensorAux to{op.aux.dtype, Level::kVRF, Layout::kRowMajor,
+                 static_cast<uint8_t>(vw)};
+    if (auto c = MakeAlloc(s, i, to, AllocKind::kRegisters))
+      out.push_back(*std::move(c));
+  };
+  offer(exact);
+  if (exact != t.f32_lanes) offer(t.f32_lanes);
+}
+
+// The word each kind of Alloc's descriptor starts with. to-registers' is
+// "regs", as stored decisions have always spelt it.
+constexpr absl::string_view kVerb[] = {"view", "pack", "regs"};
+
+constexpr absl::string_view Verb(AllocKind k) {
+  return kVerb[static_cast<int>(k)];
+}
+
+template <AllocKind kAlloc>
+bool OwnsMove(const Action& a) {
+  return a.kind == ActionKind::kMove && a.alloc == kAlloc;
+}
+
+std::string DescribeMove(const Action& a) {
+  return absl::StrCat(
+      Verb(a.alloc), " ", a.operand, " ", Name(a.to.level),
+      a.to.layout == Layout::kColMajor ? " col" : "",
+      a.to.pack ? absl::StrCat(" ", PackName(a.to)) : "",
+      a.to.vector_width ? absl::StrCat(" v", a.to.vector_width) : "",
+      a.to.dtype != DType::kF32 ? absl::StrCat(" ", Name(a.to.dtype)) : "");
+}
+
+template <AllocKind kAlloc>
+absl::StatusOr<Action> ParseMove(std::span<const absl::string_view> w) {
+  auto bad = [](absl::string_view why) {
+    return absl::InvalidArgumentError(why);
+  };
+  Action a{.kind = ActionKind::kMove, .alloc = kAlloc};
+  if (w.size() < 3)
+    return bad(absl::StrCat("want '", Verb(kAlloc), " OPERAND LEVEL ...'"));
+  std::optional<int64_t> op = ParseCount(w[1], 2);
+  std::optional<Level> level = ParseLevel(w[2]);
+  if (!op || !level) return bad("want an operand 0-2 and a level");
+  a.operand = static_cast<int>(*op);
+  a.to.level = *level;
+  for (size_t i = 3; i < w.size(); ++i) {
+    absl::string_view p = w[i];
+    std::optional<int64_t> v;
+    // pP, pPx2 (interleaved pairs), either with sS (sections).
+    if (const size_t sec = p.find('s', 1);
+        p[0] == 'p' && sec != absl::string_view::npos) {
+      v = ParseCount(p.substr(sec + 1), 255);
+      if (!v) return bad(absl::StrCat("unknown parameter '", p, "'"));
+      a.to.sections = static_cast<uint8_t>(*v);
+      p = p.substr(0, sec);
+    }
+    if (p == "col") {
+      a.to.layout = Layout::kColMajor;
+    } else if (p[0] == 'p' && absl::EndsWith(p, "x2") &&
+               (v = ParseCount(p.substr(1, p.size() - 3), 65535))) {
+      a.to.pack = static_cast<uint16_t>(*v);
+      a.to.interleave = 2;
+    } else if (p[0] == 'p' && (v = ParseCount(p.substr(1), 65535))) {
+      a.to.pack = static_cast<uint16_t>(*v);
+    } else if (p[0] == 'v' && (v = ParseCount(p.substr(1), 255))) {
+      a.to.vector_width = static_cast<uint8_t>(*v);
+    } else if (std::optional<DType> t = ParseDType(p)) {
+      a.to.dtype = *t;
+    } else {
+      return bad(absl::StrCat("unknown parameter '", p, "'"));
+    }
+  }
+  return a;
+}
+
+}  // namespace
+
+extern const Rewrite kViewRewrite = {.name = "view",
+                                     .keyword = Verb(AllocKind::kView),
+                                     .enumerate = ViewOperand,
+                                     .owns = OwnsMove<AllocKind::kView>,
+                                     .describe = DescribeMove,
+                                     .parse = ParseMove<AllocKind::kView>};
+
+extern const Rewrite kPackRewrite = {.name = "pack",
+                                     .keyword = Verb(AllocKind::kBuffer),
+                                     .enumerate = PackOperand,
+                                     .owns = OwnsMove<AllocKind::kBuffer>,
+                                     .describe = DescribeMove,
+                                     .parse = ParseMove<AllocKind::kBuffer>};
+
+extern const Rewrite kToRegistersRewrite = {
+    .name = "to-registers",
+    .keyword = Verb(AllocKind::kRegisters),
+    .enumerate = ToRegisters,
+    .owns = OwnsMove<AllocKind::kRegisters>,
+    .describe = DescribeMove,
+    .parse = ParseMove<AllocKind::kRegisters>};
+
+}  // namespace amarena
