@@ -9,7 +9,7 @@ namespace amarena {
 int64_t OperandBytes(const Spec& s, int i) {
   if (i < 0 || i >= s.NumOperands()) return 0;
   const TensorSpec t = s.Operand(i);
-  return StoredElements(t) * SizeOf(t.aux.dtype);
+  return t.StoredBytes();
 }
 
 absl::string_view OperandName(const Spec& s, int i) {

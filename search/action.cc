@@ -26,8 +26,8 @@ std::string Describe(const Action& a) {
           : a.alloc == AllocKind::kBuffer ? "pack "
                                           : "regs ",
           a.operand, " ", Name(a.to.level),
-          a.to.layout == Layout::kColMajor ? " col" : "",
-          a.to.pack ? absl::StrCat(" ", PackName(a.to)) : "",
+          a.to.layout.row_major() ? "" : " col",
+          a.to.layout.packed() ? absl::StrCat(" ", PackName(a.to)) : "",
           a.to.vector_width ? absl::StrCat(" v", a.to.vector_width) : "",
           a.to.dtype != DType::kF32 ? absl::StrCat(" ", Name(a.to.dtype)) : "");
     case ActionKind::kSelect:
@@ -117,25 +117,16 @@ absl::StatusOr<Action> ParseAction(absl::string_view text) {
     if (!op || !level) return bad("want an operand 0-2 and a level");
     a.operand = static_cast<int>(*op);
     a.to.level = *level;
+    Order order = Order::kRowMajor;
+    Layout panels;
     for (size_t i = 3; i < w.size(); ++i) {
       absl::string_view p = w[i];
       std::optional<int64_t> v;
-      // pP, pPx2 (interleaved pairs), either with sS (sections).
-      if (const size_t sec = p.find('s', 1);
-          p[0] == 'p' && sec != absl::string_view::npos) {
-        v = ParseCount(p.substr(sec + 1), 255);
-        if (!v) return bad(absl::StrCat("unknown parameter '", p, "'"));
-        a.to.sections = static_cast<uint8_t>(*v);
-        p = p.substr(0, sec);
-      }
+      absl::StatusOr<Layout> l;
       if (p == "col") {
-        a.to.layout = Layout::kColMajor;
-      } else if (p[0] == 'p' && absl::EndsWith(p, "x2") &&
-                 (v = ParseCount(p.substr(1, p.size() - 3), 65535))) {
-        a.to.pack = static_cast<uint16_t>(*v);
-        a.to.interleave = 2;
-      } else if (p[0] == 'p' && (v = ParseCount(p.substr(1), 65535))) {
-        a.to.pack = static_cast<uint16_t>(*v);
+        order = Order::kColMajor;
+      } else if (p[0] == 'p' && (l = Layout::ParsePanels(p)).ok()) {
+        panels = *l;  // pP, pPx2 (interleaved pairs), either with sS
       } else if (p[0] == 'v' && (v = ParseCount(p.substr(1), 255))) {
         a.to.vector_width = static_cast<uint8_t>(*v);
       } else if (std::optional<DType> t = ParseDType(p)) {
@@ -144,6 +135,9 @@ absl::StatusOr<Action> ParseAction(absl::string_view text) {
         return bad(absl::StrCat("unknown parameter '", p, "'"));
       }
     }
+    if (order != Order::kRowMajor && (panels.paired() || panels.in_sections()))
+      return bad("column-major pairs or sections");
+    a.to.layout = panels.WithOrder(order);
     return a;
   }
   return bad(absl::StrCat("unknown action '", w[0], "'"));

@@ -30,30 +30,29 @@ void PackOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
   const int i = 1;
   const TensorAux& from = s.aux[i];
   if (from.level == Level::kVRF || from.level == Level::kL1 ||
-      (from.pack && !from.interleave))
+      (from.layout.packed() && !from.layout.paired()))
     return;
   const int64_t lanes = t.f32_lanes;
   const int64_t p = s.n > lanes ? 2 * lanes : lanes;
   const bool bf16 = from.dtype == DType::kBF16;
-  const bool pairs = bf16 && t.bf16_dot && from.pack == 0 &&
-                     from.layout == Layout::kRowMajor;
+  const bool pairs = bf16 && t.bf16_dot && from.layout == Layout();
   for (Level to : kCacheLevels) {
     if (!Faster(to, from.level)) continue;
     // The operand's own dtype, f32 when that is a cast, and bf16 k-pairs.
     struct Choice {
       DType dtype;
-      uint8_t interleave;
+      bool pairs;
     };
-    const Choice choices[] = {{from.dtype, 0}, {DType::kF32, 0},
-                              {DType::kBF16, 2}};
+    const Choice choices[] = {{from.dtype, false},
+                              {DType::kF32, false},
+                              {DType::kBF16, true}};
     const int num = !bf16 ? 1 : pairs ? 3 : 2;
     for (int d = 0; d < num; ++d) {
       TensorAux aux = from;
       aux.dtype = choices[d].dtype;
-      aux.interleave = choices[d].interleave;
       aux.level = to;
-      aux.layout = Layout::kRowMajor;
-      aux.pack = static_cast<uint16_t>(p);
+      aux.layout = Layout::Panels(Order::kRowMajor, p);
+      if (choices[d].pairs) aux.layout = aux.layout.Paired();
       TensorSpec buffer = s.Operand(i);
       buffer.aux = aux;
       if (!t.WorthPlacing(to, buffer.Lines())) continue;

@@ -21,7 +21,7 @@ void ToRegisters(const Spec& s, const Target& t, std::vector<Candidate>& out) {
                     : op.cols % 8 == 0         ? 8
                                                : 1;
   auto offer = [&](int vw) {
-    TensorAux to{op.aux.dtype, Level::kVRF, Layout::kRowMajor,
+    TensorAux to{op.aux.dtype, Level::kVRF, Order::kRowMajor,
                  static_cast<uint8_t>(vw)};
     if (auto c = MakeAlloc(s, i, to, AllocKind::kRegisters))
       out.push_back(*std::move(c));
