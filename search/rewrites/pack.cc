@@ -53,6 +53,9 @@ void PackOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
       aux.level = to;
       aux.layout = Layout::Panels(Order::kRowMajor, p);
       if (choices[d].pairs) aux.layout = aux.layout.Paired();
+      // Panels in sections stay in as many (the copy keeps their order).
+      if (from.layout.in_sections())
+        aux.layout = aux.layout.InSections(from.layout.section_count());
       TensorSpec buffer = s.Operand(i);
       buffer.aux = aux;
       if (!t.WorthPlacing(to, buffer.Lines())) continue;
