@@ -289,7 +289,7 @@ absl::Status Parser::CheckSizes(const Spec& s) const {
     // included), which is what the JIT addresses: below 2^63 for dims below
     // 2^31, so the product with the batch fits in 128 bits.
     __int128 bytes =
-        static_cast<__int128>(s.b) * t.StoredBytes();
+        static_cast<__int128>(s.b) * t.StoredElements() * SizeOf(t.aux.dtype);
     if (bytes > kMaxOperandBytes)
       return Error(absl::StrCat(
           "operand ", names[i], " needs ", static_cast<double>(bytes),
