@@ -47,8 +47,7 @@ int64_t SideBySideRuns(const Spec& spec, const LoopInfo& loop,
     const int64_t each = c.line_gl_adjacent_panels - c.Line(Level::kGL, true);
     return b.Lines() * std::min(strided_extra, beside * each);
   }
-  if (!b.layout().row_major() && loop.tile < spec.k &&
-      b.cols > c.dram_streams)
+  if (!b.layout().row_major() && loop.tile < spec.k && b.cols > c.dram_streams)
     return b.Lines() * strided_extra;
   return 0;
 }

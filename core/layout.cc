@@ -157,7 +157,8 @@ absl::StatusOr<Layout> Layout::ParsePanels(absl::string_view p) {
         absl::StrCat("panel width is ", w, ", must be 1 to ", kMaxPack));
   Layout l = Panels(Order::kRowMajor, w);
   if (x != absl::string_view::npos) {
-    AMARENA_ASSIGN_OR_RETURN(int64_t g, Count(head.substr(x + 1), "interleave"));
+    AMARENA_ASSIGN_OR_RETURN(int64_t g,
+                             Count(head.substr(x + 1), "interleave"));
     if (g != 2)
       return absl::InvalidArgumentError(absl::StrCat(
           "interleave is ", g, ", must be 2 (k-pairs, as in p32x2)"));
@@ -202,8 +203,7 @@ Layout Layout::Canonical(int64_t rows, int64_t cols) const {
 
 // --- Addressing --------------------------------------------------------------
 
-int64_t Layout::Offset(int64_t rows, int64_t cols, int64_t i,
-                       int64_t j) const {
+int64_t Layout::Offset(int64_t rows, int64_t cols, int64_t i, int64_t j) const {
   const int64_t p = panel_;
   if (p == 0) return row_major() ? i * cols + j : j * rows + i;
   if (const int64_t g = pairs_) {  // row-major, rows in groups of g
@@ -211,7 +211,8 @@ int64_t Layout::Offset(int64_t rows, int64_t cols, int64_t i,
     return PanelSlot(rows, cols, j / p) * stored_rows * p + (i / g) * g * p +
            (j % p) * g + i % g;
   }
-  if (row_major()) return PanelSlot(rows, cols, j / p) * rows * p + i * p + j % p;
+  if (row_major())
+    return PanelSlot(rows, cols, j / p) * rows * p + i * p + j % p;
   return (i / p) * cols * p + j * p + i % p;
 }
 
@@ -325,7 +326,8 @@ AffineView Layout::Affine(int64_t rows, int64_t cols, int64_t es,
 void Relayout(int64_t rows, int64_t cols, int64_t es, const Layout& from,
               const void* src, const Layout& to, void* dst) {
   const size_t bytes = static_cast<size_t>(es);
-  std::memset(dst, 0, static_cast<size_t>(to.StoredElements(rows, cols)) * bytes);
+  std::memset(dst, 0,
+              static_cast<size_t>(to.StoredElements(rows, cols)) * bytes);
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j)
       std::memcpy(

@@ -85,7 +85,8 @@ Operands::Operands(const Spec& s) {
                 1);  // batch is not implemented; the runtime rejects it first
   for (int i = 0; i < s.NumOperands(); ++i) {
     TensorSpec t = s.Operand(i);
-    size_t bytes = static_cast<size_t>(t.StoredElements()) * SizeOf(t.aux.dtype);
+    size_t bytes =
+        static_cast<size_t>(t.StoredElements()) * SizeOf(t.aux.dtype);
     size_t rounded = (bytes + 63) / 64 * 64;
     void* p = std::aligned_alloc(64, rounded);
     AMARENA_CHECK(p != nullptr);

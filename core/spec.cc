@@ -83,8 +83,8 @@ Spec Canonical(Spec s) {
     }
     TensorSpec t = s.Operand(i);
     TensorAux& a = s.aux[i];
-    a.layout = a.level == Level::kVRF ? Layout()
-                                      : a.layout.Canonical(t.rows, t.cols);
+    a.layout =
+        a.level == Level::kVRF ? Layout() : a.layout.Canonical(t.rows, t.cols);
     if (a.level != Level::kVRF) a.vector_width = 0;
   }
   if (s.budget) {

@@ -61,7 +61,9 @@ struct TensorSpec {
   }
   int64_t StoredElements() const { return layout().StoredElements(rows, cols); }
   int64_t StoredBytes() const { return StoredElements() * SizeOf(aux.dtype); }
-  int64_t Lines() const { return layout().Lines(rows, cols, SizeOf(aux.dtype)); }
+  int64_t Lines() const {
+    return layout().Lines(rows, cols, SizeOf(aux.dtype));
+  }
   bool Dense() const { return layout().Dense(rows, cols); }
   int64_t Panels() const { return layout().Panels(rows, cols); }
   bool AdjacentPanels() const { return layout().AdjacentPanels(rows, cols); }

@@ -122,9 +122,7 @@ namespace {
 
 // Bytes of a buffer holding `t`: what its layout addresses, panel padding,
 // interleaved rows padded to whole pairs and unused section slots included.
-int64_t BufferBytes(const TensorSpec& t) {
-  return t.StoredBytes();
-}
+int64_t BufferBytes(const TensorSpec& t) { return t.StoredBytes(); }
 
 int64_t AlignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 

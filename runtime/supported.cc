@@ -54,7 +54,7 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
   // search unpacks them two rows at a time, one element at a time, within the
   // copy kernel's unrolling limit: panels up to kMaxUnrolledStores / 2 wide.
   // (Sections are 2, 4 or 8 by construction: Layout::InSections.)
-  if (const Layout &a = s.aux[0].layout, &b = s.aux[1].layout;
+  if (const Layout& a = s.aux[0].layout, &b = s.aux[1].layout;
       s.IsMatmul() && b.packed()) {
     const int64_t p = b.panel_width();
     if ((p & (p - 1)) != 0)

@@ -58,8 +58,7 @@ absl::StatusOr<WeightLayoutChoice> ChooseWeightLayout(
     const Spec& spec, const Target& t,
     absl::FunctionRef<absl::StatusOr<int64_t>(const Spec&)> cost_of) {
   const TensorAux& b = spec.aux[1];
-  if (!spec.IsMatmul() || b.level != Level::kGL ||
-      b.layout != Layout())
+  if (!spec.IsMatmul() || b.level != Level::kGL || b.layout != Layout())
     return absl::InvalidArgumentError(
         absl::StrCat("cannot choose B's layout for ", PrintSpec(spec),
                      ": must be a matmul with B plain row-major in gl"));

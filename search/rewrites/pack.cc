@@ -43,9 +43,8 @@ void PackOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
       DType dtype;
       bool pairs;
     };
-    const Choice choices[] = {{from.dtype, false},
-                              {DType::kF32, false},
-                              {DType::kBF16, true}};
+    const Choice choices[] = {
+        {from.dtype, false}, {DType::kF32, false}, {DType::kBF16, true}};
     const int num = !bf16 ? 1 : pairs ? 3 : 2;
     for (int d = 0; d < num; ++d) {
       TensorAux aux = from;

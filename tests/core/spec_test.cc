@@ -181,7 +181,8 @@ TEST(CanonicalTest, CacheBudgetIsZeroWhereNothingIsFartherOut) {
 }
 
 TEST(CanonicalTest, SingleRunOfAPanelIsPlain) {
-  const TensorAux p16{.level = Level::kL2, .layout = Layout::Panels(Order::kRowMajor, 16)};
+  const TensorAux p16{.level = Level::kL2,
+                      .layout = Layout::Panels(Order::kRowMajor, 16)};
   EXPECT_EQ(Spec::Matmul(1, 1, 16, {}, p16).aux[1].layout.panel_width(), 0);
   EXPECT_EQ(Spec::Matmul(1, 2, 16, {}, p16).aux[1].layout.panel_width(), 16);
   EXPECT_EQ(Spec::Matmul(1, 1, 32, {}, p16).aux[1].layout.panel_width(), 16);
@@ -200,15 +201,16 @@ TEST(TensorSpecTest, PackedLinesCountWholePanels) {
   EXPECT_EQ(lines(256, 24, Order::kRowMajor, 16), 512);  // padded panel
   EXPECT_EQ(lines(4, 16, Order::kRowMajor, 8), 4);       // 2 runs of 2 lines
   EXPECT_EQ(lines(4, 16, Order::kRowMajor, 0), 4);       // 4 rows, 1 line each
-  EXPECT_EQ(lines(3, 100, Order::kColMajor, 6), 38);  // inside one panel run
-  EXPECT_EQ(lines(6, 100, Order::kColMajor, 6), 38);  // one 2400-byte run
+  EXPECT_EQ(lines(3, 100, Order::kColMajor, 6), 38);     // inside one panel run
+  EXPECT_EQ(lines(6, 100, Order::kColMajor, 6), 38);     // one 2400-byte run
 }
 
 // Rows interleaved in pairs only within row-major panels; one row of pairs
 // keeps its layout (its elements are a pair apart), one element does not.
 TEST(CanonicalTest, InterleavedOnlyInRowPanels) {
-  const TensorAux pairs{.level = Level::kL1,
-                        .layout = Layout::Panels(Order::kRowMajor, 32).Paired()};
+  const TensorAux pairs{
+      .level = Level::kL1,
+      .layout = Layout::Panels(Order::kRowMajor, 32).Paired()};
   EXPECT_EQ(Spec::Matmul(4, 1, 20, {}, pairs).aux[1], pairs);
   EXPECT_EQ(Spec::Matmul(4, 7, 20, {}, pairs).aux[1], pairs);
   EXPECT_EQ(Spec::Matmul(4, 1, 1, {}, pairs).aux[1],
@@ -227,8 +229,9 @@ TEST(CanonicalTest, InterleavedOnlyInRowPanels) {
 // panels or more (one panel has no order); sections are part of the
 // problem's identity.
 TEST(CanonicalTest, SectionsOnlyOrderTwoPanelsOrMore) {
-  const TensorAux s2{.level = Level::kL1,
-                     .layout = Layout::Panels(Order::kRowMajor, 32).InSections(2)};
+  const TensorAux s2{
+      .level = Level::kL1,
+      .layout = Layout::Panels(Order::kRowMajor, 32).InSections(2)};
   EXPECT_EQ(Spec::Matmul(4, 7, 64, {}, s2).aux[1], s2);
   EXPECT_EQ(Spec::Matmul(4, 7, 33, {}, s2).aux[1], s2);
   EXPECT_EQ(Spec::Matmul(4, 7, 32, {}, s2).aux[1].layout.section_count(), 0);

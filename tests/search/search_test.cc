@@ -310,8 +310,8 @@ TEST(SearchTest, PackedBAndBlockingAtL2AndL1For512And1024) {
       const ImplNode* n = &node;
       if (n->how.type == NodeType::kAlloc) {
         const AllocInfo& a = n->how.alloc;
-        packed_b |=
-            a.kind == AllocKind::kBuffer && a.operand == 1 && a.to.layout.packed();
+        packed_b |= a.kind == AllocKind::kBuffer && a.operand == 1 &&
+                    a.to.layout.packed();
         l2 |= a.to.level == Level::kL2;
         l1 |= a.to.level == Level::kL1;
       }
