@@ -217,8 +217,8 @@ class Layout {
   AffineView Affine(int64_t rows, int64_t cols, int64_t es,
                     int64_t pitch = 0) const;
 
-  // Spec hashing and the total order on operands (ties in cost): the fields
-  // in the order TensorAux has always compared them.
+  // Field by field (TensorAux orders operands by the fields one by one,
+  // core/tensor_spec.h).
   friend bool operator==(const Layout&, const Layout&) = default;
   // An Order is not a layout to compare with: say row_major() or order().
   friend bool operator==(const Layout&, Order) = delete;

@@ -27,8 +27,9 @@ struct TensorAux {
   uint8_t vector_width = 0;
 
   friend bool operator==(const TensorAux&, const TensorAux&) = default;
-  // Field by field, the layout's order before the vector width and its panels
-  // after: the total order ties in cost are broken by (search/action.h).
+  // The total order that breaks exact ties in cost (search/action.h), so the
+  // chosen trees depend on it: dtype, level, the layout's order, the vector
+  // width, then the layout's panel width, pairs and sections.
   friend auto operator<=>(const TensorAux& a, const TensorAux& b) {
     return a.Key() <=> b.Key();
   }

@@ -8,7 +8,6 @@
 #include <new>
 
 #include "absl/strings/str_cat.h"
-#include "core/reference.h"
 #include "core/spec_text.h"
 #include "core/status_macros.h"
 #include "core/tensor_spec.h"

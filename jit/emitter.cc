@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "core/reference.h"
 #include "jit/emit_check.h"
 
 namespace amarena::jit {

@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/dtype.h"
-#include "core/reference.h"
+#include "core/spec.h"
 
 namespace amarena {
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "core/reference.h"
 #include "core/spec_text.h"
 
 namespace amarena {
