@@ -98,11 +98,9 @@ Prepared PrepareAmarena(Isa isa, int64_t m, int threads, const char* b) {
   const Spec& s = (*k)->spec();
   if (*b) {
     TensorSpec plain = s.Operand(1);
-    plain.aux.pack = 0;
-    plain.aux.interleave = 0;
-    plain.aux.layout = Layout::kRowMajor;
+    plain.aux.layout = Layout();  // plain row-major
     for (auto& copy : *bs) {
-      copy.resize(static_cast<size_t>(StoredElements(s.Operand(1))));
+      copy.resize(static_cast<size_t>(s.Operand(1).StoredElements()));
       Relayout(plain, p->b.data(), s.Operand(1), copy.data());
     }
   }
@@ -300,9 +298,9 @@ void BM_StreamDistance(benchmark::State& state, int64_t distance) {
   const Problem p = MakeProblem(1);
   TensorSpec plain{kK, kN, {}}, panels = plain;
   plain.aux.dtype = panels.aux.dtype = DType::kBF16;
-  panels.aux.pack = 32;
+  panels.aux.layout = Layout::Panels(Order::kRowMajor, 32);
   auto bufs = std::make_shared<std::vector<Bf16Buffer>>(
-      kCopies, Bf16Buffer(static_cast<size_t>(StoredElements(panels))));
+      kCopies, Bf16Buffer(static_cast<size_t>(panels.StoredElements())));
   for (auto& copy : *bufs) Relayout(plain, p.b.data(), panels, copy.data());
   auto c = std::make_shared<std::vector<float>>(kN);
   std::vector<std::function<void(int)>> runs = {[&, bufs, c](int copy) {

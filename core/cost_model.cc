@@ -37,18 +37,17 @@ int64_t SideBySideRuns(const Spec& spec, const LoopInfo& loop,
   const CostParams& c = t.cost;
   const int64_t strided_extra =
       c.Line(Level::kGL, false) - c.Line(Level::kGL, true);
-  if (b.aux.pack != 0) {
+  if (b.layout().packed()) {
     const bool short_steps =
-        loop.tile * b.aux.pack * SizeOf(b.aux.dtype) < c.dram_run_bytes;
+        b.layout().PanelRunBytes(loop.tile, SizeOf(b.aux.dtype)) <
+        c.dram_run_bytes;
     if (short_steps && b.Panels() > c.dram_streams)
       return b.Lines() * strided_extra;
-    const int64_t sections = std::max<int64_t>(b.aux.sections, 1);
-    const int64_t beside = (b.Panels() + sections - 1) / sections - 1;
+    const int64_t beside = b.layout().PanelsBeside(b.rows, b.cols);
     const int64_t each = c.line_gl_adjacent_panels - c.Line(Level::kGL, true);
     return b.Lines() * std::min(strided_extra, beside * each);
   }
-  if (b.aux.layout == Layout::kColMajor && loop.tile < spec.k &&
-      b.cols > c.dram_streams)
+  if (!b.layout().row_major() && loop.tile < spec.k && b.cols > c.dram_streams)
     return b.Lines() * strided_extra;
   return 0;
 }
@@ -131,7 +130,7 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
       } else {
         Level from = spec.aux[e.alloc.operand].level;
         bool dense = moved.Dense();
-        if (from == Level::kGL && moved.aux.pack == 0 &&
+        if (from == Level::kGL && !moved.layout().packed() &&
             moved.RunBytes() < t.cost.dram_run_bytes)
           dense = false;
         // However its inner loops then walk it, a view of more than
@@ -178,8 +177,7 @@ int64_t LowerBound(const Spec& spec, const Target& t) {
     // vector covers `lanes` (vdpbf16ps: 2 * lanes) multiply-adds along k
     // instead, in any mix with the broadcast form: only the total count is a
     // bound then.
-    if (spec.aux[0].layout == Layout::kRowMajor &&
-        spec.aux[1].layout == Layout::kColMajor) {
+    if (spec.aux[0].layout.row_major() && !spec.aux[1].layout.row_major()) {
       const int64_t lanes =
           t.f32_lanes *
           (t.bf16_dot && spec.aux[0].dtype == DType::kBF16 ? 2 : 1);
@@ -206,11 +204,11 @@ int64_t LowerBound(const Spec& spec, const Target& t) {
     // its own Lines() in all (each row of each part starts a line).
     // Every view of a part of a plain GL operand whose rows are short has
     // rows at least as short: all of them are priced strided.
-    const bool dense = l != Level::kGL || op.aux.pack != 0 ||
+    const bool dense = l != Level::kGL || op.layout().packed() ||
                        op.RunBytes() >= t.cost.dram_run_bytes;
     int64_t line = t.cost.Line(l, dense);
     // Panels in sections may be read two at a time, sections apart.
-    if (l == Level::kGL && op.aux.sections > 1)
+    if (l == Level::kGL && op.layout().in_sections())
       line = std::min(line, t.cost.line_gl_far_panels);
     lb += op.Lines() * line;
   }

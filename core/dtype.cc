@@ -53,14 +53,4 @@ std::optional<Level> ParseLevel(absl::string_view s) {
   return std::nullopt;
 }
 
-absl::string_view Name(Layout l) {
-  return l == Layout::kRowMajor ? "row" : "col";
-}
-
-std::optional<Layout> ParseLayout(absl::string_view s) {
-  if (s == "row") return Layout::kRowMajor;
-  if (s == "col") return Layout::kColMajor;
-  return std::nullopt;
-}
-
 }  // namespace amarena

@@ -1,9 +1,8 @@
-// Element types, memory levels and layouts: the small enums every Spec is made
-// of.
+// Element types and memory levels: the small enums every Spec is made of
+// (layouts are core/layout.h's).
 //
 //   DType::kF32, SizeOf(DType::kBF16) == 2, ParseDType("f32")
 //   Level::kGL (DRAM, "global") < kL3 < kL2 < kL1 < kVRF (vector registers)
-//   Layout::kRowMajor / Layout::kColMajor
 #ifndef AMARENA_CORE_DTYPE_H_
 #define AMARENA_CORE_DTYPE_H_
 
@@ -39,11 +38,6 @@ inline bool Faster(Level a, Level b) {
 
 absl::string_view Name(Level l);
 std::optional<Level> ParseLevel(absl::string_view s);
-
-enum class Layout : uint8_t { kRowMajor, kColMajor };
-
-absl::string_view Name(Layout l);
-std::optional<Layout> ParseLayout(absl::string_view s);
 
 }  // namespace amarena
 

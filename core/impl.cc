@@ -65,9 +65,8 @@ std::string Describe(const ImplNode& node) {
       TensorSpec t = node.spec.Operand(e.alloc.operand);
       t.aux = e.alloc.to;
       std::string where(Name(e.alloc.to.level));
-      if (e.alloc.to.layout == Layout::kColMajor)
-        absl::StrAppend(&where, ",col");
-      if (e.alloc.to.pack) absl::StrAppend(&where, ",", PackName(e.alloc.to));
+      if (std::string l = e.alloc.to.layout.Text(); !l.empty())
+        absl::StrAppend(&where, ",", l);
       if (e.alloc.to.vector_width)
         absl::StrAppend(&where, ",v", e.alloc.to.vector_width);
       static constexpr absl::string_view kVerb[] = {"view", "pack", "regs"};

@@ -56,9 +56,9 @@ absl::string_view Name(Dim d);
 int64_t Extent(const Spec& s, Dim d);
 
 // How operand i's tile follows a loop over `d`: not at all, along its rows,
-// or along its columns. Matmul: m moves A's and C's rows, n moves B's and C's
-// columns, k moves A's columns and B's rows; Zero and Move: m rows, n columns.
-enum class Axis : uint8_t { kNone, kRows, kCols };
+// or along its columns (Axis: core/layout.h). Matmul: m moves A's and C's
+// rows, n moves B's and C's columns, k moves A's columns and B's rows; Zero
+// and Move: m rows, n columns.
 Axis OperandAxis(const Spec& s, int i, Dim d);
 
 struct LoopInfo {

@@ -28,8 +28,9 @@ int64_t WidenCost(const Target& t) { return t.cost.fma; }
 // vectors only).
 bool ColumnsVectorisable(const TensorSpec& mem, int vw, const Target& t) {
   if (vw == 1) return true;
-  return (mem.cols % vw == 0 || vw == t.f32_lanes) && mem.aux.interleave == 0 &&
-         mem.aux.layout == Layout::kRowMajor && mem.aux.pack % vw == 0;
+  const Layout& l = mem.layout();
+  return (mem.cols % vw == 0 || vw == t.f32_lanes) && !l.paired() &&
+         l.row_major() && l.WholeVectors(vw);
 }
 
 // Register tiles are whole vectors of 1, 8 or the target's lanes; at the
@@ -134,7 +135,7 @@ int64_t MemZeroStores(const TensorSpec& t, int lanes) {
 bool MemZeroApplies(const Spec& s, const Target& t) {
   if (s.kind != Kind::kZero || !AllF32(s)) return false;
   TensorSpec o = s.Operand(0);
-  return o.aux.level == Level::kL1 && o.aux.pack == 0 &&
+  return o.aux.level == Level::kL1 && !o.layout().packed() &&
          MemZeroStores(o, t.f32_lanes) <= kMaxUnrolledStores;
 }
 int MemZeroScratch(const Spec&, const Target&) { return 1; }
@@ -181,10 +182,9 @@ int64_t VectorStoreCost(const Spec& s, const Target& t) {
 // straddles a panel, single elements otherwise; one scratch register.
 int64_t CopyOps(const Spec& s, int lanes) {
   TensorSpec src = s.Operand(0), dst = s.Operand(1);
-  if (src.aux.layout != dst.aux.layout ||
-      src.aux.interleave != dst.aux.interleave)
-    return s.m * s.n;
-  bool vec = src.aux.pack % lanes == 0 && dst.aux.pack % lanes == 0;
+  if (!src.layout().SameWalk(dst.layout())) return s.m * s.n;
+  bool vec =
+      src.layout().WholeVectors(lanes) && dst.layout().WholeVectors(lanes);
   int64_t inner = src.InnerExtent();
   return src.OuterExtent() * (vec ? inner / lanes + inner % lanes : inner);
 }
@@ -195,7 +195,7 @@ bool CopyDtypesOk(const Spec& s) {
 // Never into the k-pair layout: kCopyPairs writes it whole (pair partners
 // and all), which elementwise copies would not.
 bool CopyApplies(const Spec& s, const Target& t) {
-  if (s.kind != Kind::kMove || !CopyDtypesOk(s) || s.aux[1].interleave)
+  if (s.kind != Kind::kMove || !CopyDtypesOk(s) || s.aux[1].layout.paired())
     return false;
   return s.aux[0].level == Level::kL1 && s.aux[1].level == Level::kL1 &&
          CopyOps(s, t.f32_lanes) <= kMaxUnrolledStores;
@@ -230,8 +230,8 @@ bool DotShapeOk(KernelId id, const Spec& s, const Target& t) {
   for (int i = 0; i < 3; ++i)
     if (s.aux[i].level != Level::kL1) return false;
   const TensorAux &a = s.aux[0], &b = s.aux[1];
-  return a.layout == Layout::kRowMajor && a.pack % DotLanes(id, t) == 0 &&
-         b.layout == Layout::kColMajor && b.pack % DotLanes(id, t) == 0 &&
+  return a.layout.row_major() && a.layout.WholeVectors(DotLanes(id, t)) &&
+         !b.layout.row_major() && b.layout.WholeVectors(DotLanes(id, t)) &&
          DotVectors(id, s, t) <= kMaxDotVectors;
 }
 bool DotApplies(const Spec& s, const Target& t) {
@@ -294,10 +294,10 @@ bool OuterBf16Applies(const Spec& s, const Target& t) {
   const int vw = c.aux.vector_width;
   if (!RegisterTileOk(c, t) || vw < 8) return false;
   const bool a_pairs =
-      s.k == 1 || (a.aux.layout == Layout::kRowMajor && a.aux.pack == 0);
+      s.k == 1 || (a.layout().row_major() && !a.layout().packed());
   return Bf16(a.aux) && a.aux.level == Level::kL1 && a_pairs && Bf16(b.aux) &&
-         b.aux.level == Level::kL1 && b.aux.interleave == 2 &&
-         b.aux.pack % vw == 0;
+         b.aux.level == Level::kL1 && b.layout().paired() &&
+         b.layout().WholeVectors(vw);
 }
 int OuterBf16Scratch(const Spec& s, const Target&) {
   return static_cast<int>(VectorsPerRow(s)) + 1;
@@ -332,9 +332,9 @@ bool CopyPairsApplies(const Spec& s, const Target& t) {
   if (!t.bf16_dot || s.kind != Kind::kMove) return false;
   const TensorSpec src = s.Operand(0), dst = s.Operand(1);
   return Bf16(src.aux) && Bf16(dst.aux) && src.aux.level == Level::kL1 &&
-         dst.aux.level == Level::kL1 && src.aux.layout == Layout::kRowMajor &&
-         src.aux.pack == 0 && dst.aux.interleave == 2 &&
-         dst.aux.pack % t.f32_lanes == 0 &&
+         dst.aux.level == Level::kL1 && src.layout().row_major() &&
+         !src.layout().packed() && dst.layout().paired() &&
+         dst.layout().WholeVectors(t.f32_lanes) &&
          CopyPairsVectors(s, t) <= kMaxUnrolledStores;
 }
 int TwoScratch(const Spec&, const Target&) { return 2; }

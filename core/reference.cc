@@ -45,13 +45,13 @@ Exact ExactElement(const Spec& s, void* const* ops, const void* out_before,
   TensorSpec out = s.Operand(s.OutputIndex());
   double init = 0;
   if (s.kind == Kind::kMatmulAccum)
-    init = ReadElement(out_before, out.aux.dtype, Offset(out, i, j));
+    init = ReadElement(out_before, out.aux.dtype, out.Offset(i, j));
   switch (s.kind) {
     case Kind::kZero:
       return {0, 0};
     case Kind::kMove: {
       TensorSpec src = s.Operand(0);
-      double v = ReadElement(ops[0], src.aux.dtype, Offset(src, i, j));
+      double v = ReadElement(ops[0], src.aux.dtype, src.Offset(i, j));
       return {v, std::fabs(v)};
     }
     case Kind::kMatmul:
@@ -60,8 +60,8 @@ Exact ExactElement(const Spec& s, void* const* ops, const void* out_before,
       double sum = init, scale = std::fabs(init);
       for (int64_t kk = 0; kk < s.k; ++kk) {
         double p = static_cast<double>(
-                       ReadElement(ops[0], a.aux.dtype, Offset(a, i, kk))) *
-                   ReadElement(ops[1], b.aux.dtype, Offset(b, kk, j));
+                       ReadElement(ops[0], a.aux.dtype, a.Offset(i, kk))) *
+                   ReadElement(ops[1], b.aux.dtype, b.Offset(kk, j));
         sum += p;
         scale += std::fabs(p);
       }
@@ -85,7 +85,8 @@ Operands::Operands(const Spec& s) {
                 1);  // batch is not implemented; the runtime rejects it first
   for (int i = 0; i < s.NumOperands(); ++i) {
     TensorSpec t = s.Operand(i);
-    size_t bytes = static_cast<size_t>(StoredElements(t)) * SizeOf(t.aux.dtype);
+    size_t bytes =
+        static_cast<size_t>(t.StoredElements()) * SizeOf(t.aux.dtype);
     size_t rounded = (bytes + 63) / 64 * 64;
     void* p = std::aligned_alloc(64, rounded);
     AMARENA_CHECK(p != nullptr);
@@ -106,7 +107,7 @@ void FillRandom(const Spec& s, Operands& ops, uint64_t seed) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   for (int i = 0; i < s.NumOperands(); ++i) {
     TensorSpec t = s.Operand(i);
-    for (int64_t e = 0; e < StoredElements(t); ++e)
+    for (int64_t e = 0; e < t.StoredElements(); ++e)
       WriteElement(ops.ptr(i), t.aux.dtype, e, dist(rng));
   }
 }
@@ -126,7 +127,7 @@ Verdict CheckAgainstReference(const Spec& s, const Operands& ops,
     for (int64_t j = 0; j < out.cols; ++j) {
       Exact e = ExactElement(s, ops.ptrs(), output_before.data(), i, j);
       double got = ReadElement(ops.ptr(s.OutputIndex()), out.aux.dtype,
-                               Offset(out, i, j));
+                               out.Offset(i, j));
       double err = std::fabs(got - e.value) / (e.scale + 1e-30);
       if (!(err <= v.tolerance)) v.ok = false;  // also catches NaN
       if (std::isnan(err)) err = INFINITY;
@@ -140,12 +141,8 @@ void Relayout(const TensorSpec& from, const void* src, const TensorSpec& to,
               void* dst) {
   AMARENA_CHECK(from.rows == to.rows && from.cols == to.cols &&
                 from.aux.dtype == to.aux.dtype);
-  const size_t es = static_cast<size_t>(SizeOf(to.aux.dtype));
-  std::memset(dst, 0, static_cast<size_t>(StoredElements(to)) * es);
-  for (int64_t i = 0; i < to.rows; ++i)
-    for (int64_t j = 0; j < to.cols; ++j)
-      std::memcpy(static_cast<char*>(dst) + Offset(to, i, j) * es,
-                  static_cast<const char*>(src) + Offset(from, i, j) * es, es);
+  Relayout(to.rows, to.cols, SizeOf(to.aux.dtype), from.aux.layout, src,
+           to.aux.layout, dst);
 }
 
 absl::Status RunReference(const Spec& s, void* const* operands) {
@@ -161,7 +158,7 @@ absl::Status RunReference(const Spec& s, void* const* operands) {
   std::memcpy(before.data(), operands[o], before.size());
   for (int64_t i = 0; i < out.rows; ++i)
     for (int64_t j = 0; j < out.cols; ++j)
-      WriteElement(operands[o], out.aux.dtype, Offset(out, i, j),
+      WriteElement(operands[o], out.aux.dtype, out.Offset(i, j),
                    static_cast<float>(
                        ExactElement(s, operands, before.data(), i, j).value));
   return absl::OkStatus();

@@ -7,12 +7,7 @@
 //   Verdict v = CheckAgainstReference(spec, ops);   // v.ok, v.max_rel_err
 //
 // Operands are the user-level kind: dense matrices in memory with the layouts
-// the Spec names (row-major: element (i,j) at i*cols + j; column-major: at
-// j*rows + i; packed in panels of P, core/tensor_spec.h: row-major at
-// (j/P)*rows*P + i*P + j%P, the last panel padded to P; interleaved in
-// k-pairs, `pPx2`, at (j/P)*R*P + (i/2)*2P + (j%P)*2 + i%2, R = rows rounded
-// up to even; in sections, `pPsS`, panel q is stored as panel
-// TensorSpec::PanelSlot(q)).
+// the Spec names, addressed as core/layout.h says (Layout::Offset).
 #ifndef AMARENA_CORE_REFERENCE_H_
 #define AMARENA_CORE_REFERENCE_H_
 
@@ -25,34 +20,9 @@
 
 namespace amarena {
 
-// Element offset of (i, j) in a dense matrix of this shape and layout.
-inline int64_t Offset(const TensorSpec& t, int64_t i, int64_t j) {
-  const int64_t p = t.aux.pack;
-  if (p == 0)
-    return t.aux.layout == Layout::kRowMajor ? i * t.cols + j : j * t.rows + i;
-  if (const int64_t g = t.aux.interleave) {  // row-major, rows in groups of g
-    const int64_t stored_rows = (t.rows + g - 1) / g * g;
-    return t.PanelSlot(j / p) * stored_rows * p + (i / g) * g * p +
-           (j % p) * g + i % g;
-  }
-  if (t.aux.layout == Layout::kRowMajor)
-    return t.PanelSlot(j / p) * t.rows * p + i * p + j % p;
-  return (i / p) * t.cols * p + j * p + i % p;
-}
-
-// Elements a matrix of this shape and layout occupies, panel padding (and
-// an interleaved layout's rows padded to whole groups) included.
-inline int64_t StoredElements(const TensorSpec& t) {
-  const int64_t p = t.aux.pack;
-  if (p == 0) return t.Elements();
-  const int64_t g = t.aux.interleave ? t.aux.interleave : 1;
-  return t.PanelSlots() * p * ((t.OuterExtent() + g - 1) / g * g);
-}
-
-// Copies a matrix between two layouts of the same shape and dtype (e.g.
-// row-major B into the panels a Spec with `b=p64` or `b=p32x2` reads:
-// pre-packed weights). Padding in `dst` (whole panels, an odd last row's
-// partner) is set to zero.
+// Relayout (core/layout.h) of a matrix between two operands' layouts of the
+// same shape and dtype (e.g. row-major B into the panels a Spec with
+// `b=p32x2` reads: pre-packed weights).
 void Relayout(const TensorSpec& from, const void* src, const TensorSpec& to,
               void* dst);
 

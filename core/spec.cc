@@ -53,11 +53,14 @@ namespace {
 // elsewhere (Canonical), so the level says which of the two the 11-bit field
 // holds; interleave is 0 or 2, one bit; sections four bits.
 uint64_t PackAux(const TensorAux& a) {
-  const uint64_t width = a.level == Level::kVRF ? a.vector_width : a.pack;
+  const Layout& l = a.layout;
+  const uint64_t width = a.level == Level::kVRF
+                             ? a.vector_width
+                             : static_cast<uint64_t>(l.panel_width());
   return static_cast<uint64_t>(a.dtype) | static_cast<uint64_t>(a.level) << 1 |
-         static_cast<uint64_t>(a.layout) << 4 | width << 5 |
-         static_cast<uint64_t>(a.interleave != 0) << 16 |
-         static_cast<uint64_t>(a.sections & 15) << 17;
+         static_cast<uint64_t>(l.order()) << 4 | width << 5 |
+         static_cast<uint64_t>(l.paired()) << 16 |
+         static_cast<uint64_t>(l.section_count() & 15) << 17;
 }
 
 }  // namespace
@@ -80,20 +83,8 @@ Spec Canonical(Spec s) {
     }
     TensorSpec t = s.Operand(i);
     TensorAux& a = s.aux[i];
-    if ((t.rows == 1 && t.cols == 1) || a.level == Level::kVRF) {
-      a.layout = Layout::kRowMajor;
-      a.pack = 0;
-    }
-    // Rows interleave only within row panels. One row of an interleaved tile
-    // is not plain (its elements are a pair apart), so it keeps its layout.
-    if (a.pack == 0 || a.layout != Layout::kRowMajor) a.interleave = 0;
-    // Sections order panels: a tile of at most one panel has no order.
-    if (a.pack == 0 || a.layout != Layout::kRowMajor || a.sections < 2 ||
-        t.InnerExtent() <= a.pack)
-      a.sections = 0;
-    if (a.pack != 0 && a.interleave == 0 && t.OuterExtent() == 1 &&
-        t.InnerExtent() <= a.pack)
-      a.pack = 0;
+    a.layout =
+        a.level == Level::kVRF ? Layout() : a.layout.Canonical(t.rows, t.cols);
     if (a.level != Level::kVRF) a.vector_width = 0;
   }
   if (s.budget) {

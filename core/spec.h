@@ -5,7 +5,7 @@
 //
 //   Spec s = Spec::Matmul(256, 256, 256);                 // C = A.B, all f32
 //   in GL Spec z = Spec::Zero(4, 16, {DType::kF32, Level::kVRF,
-//   Layout::kRowMajor, 8}); s.Operand(1)  // TensorSpec of B: 256x256 f32 GL
+//   Order::kRowMajor, 8}); s.Operand(1)  // TensorSpec of B: 256x256 f32 GL
 //   row-major
 //
 // Operands by kind:  Matmul/MatmulAccum: 0 = A[m,k] (in), 1 = B[k,n] (in),

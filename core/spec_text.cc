@@ -8,17 +8,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "core/reference.h"
 #include "core/status_macros.h"
 
 namespace amarena {
 
-std::string PackName(const TensorAux& a) {
-  if (a.pack == 0) return "";
-  return absl::StrCat("p", a.pack,
-                      a.interleave ? absl::StrCat("x", a.interleave) : "",
-                      a.sections ? absl::StrCat("s", a.sections) : "");
-}
+std::string PackName(const TensorAux& a) { return a.layout.PanelText(); }
 
 namespace {
 
@@ -51,8 +45,7 @@ std::vector<absl::string_view> OperandNames(Kind k) {
 std::string PrintAux(const TensorAux& a) {
   std::vector<std::string> props;
   if (a.level != Level::kGL) props.emplace_back(Name(a.level));
-  if (a.layout != Layout::kRowMajor) props.emplace_back(Name(a.layout));
-  if (a.pack != 0) props.push_back(PackName(a));
+  if (std::string l = a.layout.Text(); !l.empty()) props.push_back(l);
   if (a.vector_width != 0) props.push_back(absl::StrCat("v", a.vector_width));
   return absl::StrJoin(props, ",");
 }
@@ -187,11 +180,15 @@ absl::Status Parser::ParseOperand(absl::string_view name,
                               "' is unknown, must be one of ",
                               absl::StrJoin(names, ", ")));
   TensorAux& a = s.aux[idx];
+  // The order and the panels may come in either order: the layout is made of
+  // both once all are read.
+  Order order = a.layout.order();
+  Layout panels = a.layout.WithOrder(Order::kRowMajor);
   for (absl::string_view p : absl::StrSplit(props, ',')) {
     if (auto l = ParseLevel(p)) {
       a.level = *l;
-    } else if (auto lay = ParseLayout(p)) {
-      a.layout = *lay;
+    } else if (auto o = ParseOrder(p)) {
+      order = *o;
     } else if (p.size() > 1 && p[0] == 'v') {
       AMARENA_ASSIGN_OR_RETURN(int64_t w, Int(p.substr(1), "vector width"));
       if (w != 1 && w != 4 && w != 8 && w != 16)
@@ -199,34 +196,9 @@ absl::Status Parser::ParseOperand(absl::string_view name,
             absl::StrCat("vector width is ", w, ", must be 1, 4, 8 or 16"));
       a.vector_width = static_cast<uint8_t>(w);
     } else if (p.size() > 1 && p[0] == 'p') {
-      // pP[xG][sS]: panels of P, rows interleaved in groups of G, panels
-      // dealt round S sections.
-      const size_t sec = p.find('s', 2);
-      absl::string_view head = p.substr(0, sec);
-      const size_t x = head.find('x', 2);
-      AMARENA_ASSIGN_OR_RETURN(int64_t w,
-                               Int(head.substr(1, x - 1), "panel width"));
-      if (w < 1 || w > kMaxPack)
-        return Error(
-            absl::StrCat("panel width is ", w, ", must be 1 to ", kMaxPack));
-      a.pack = static_cast<uint16_t>(w);
-      if (x != absl::string_view::npos) {
-        AMARENA_ASSIGN_OR_RETURN(int64_t g,
-                                 Int(head.substr(x + 1), "interleave"));
-        if (g != 2)
-          return Error(absl::StrCat("interleave is ", g,
-                                    ", must be 2 (k-pairs, as in p32x2)"));
-        a.interleave = static_cast<uint8_t>(g);
-      }
-      if (sec != absl::string_view::npos) {
-        AMARENA_ASSIGN_OR_RETURN(int64_t n, Int(p.substr(sec + 1), "sections"));
-        // Powers of two: loops along n take tiles of powers of two, and a
-        // tile spanning groups takes whole ones.
-        if (n < 2 || n > kMaxSections || (n & (n - 1)) != 0)
-          return Error(absl::StrCat("sections are ", n,
-                                    ", must be 2, 4 or 8 (as in p32s2)"));
-        a.sections = static_cast<uint8_t>(n);
-      }
+      absl::StatusOr<Layout> l = Layout::ParsePanels(p);
+      if (!l.ok()) return Error(l.status().message());
+      panels = *l;
     } else if (p == "any") {
       return Error(
           absl::StrCat("property 'any' of operand ", name,
@@ -238,15 +210,16 @@ absl::Status Parser::ParseOperand(absl::string_view name,
                                 "row, col, pN, pNx2, pNsS, pNx2sS or vN"));
     }
   }
-  if (a.sections != 0 && a.layout != Layout::kRowMajor)
+  if (panels.in_sections() && order != Order::kRowMajor)
     return Error(absl::StrCat("operand ", name,
                               " is in sections and column-major, must be "
                               "row-major for sections"));
-  if (a.interleave != 0 && a.layout != Layout::kRowMajor)
+  if (panels.paired() && order != Order::kRowMajor)
     return Error(absl::StrCat("operand ", name,
                               " is interleaved and column-major, must be "
                               "row-major to interleave"));
-  if (a.pack != 0 && a.level == Level::kVRF)
+  a.layout = panels.WithOrder(order);
+  if (a.layout.packed() && a.level == Level::kVRF)
     return Error(absl::StrCat("operand ", name,
                               " is packed in vrf, must be packed only in "
                               "memory"));
@@ -315,7 +288,7 @@ absl::Status Parser::CheckSizes(const Spec& s) const {
     // included), which is what the JIT addresses: below 2^63 for dims below
     // 2^31, so the product with the batch fits in 128 bits.
     __int128 bytes =
-        static_cast<__int128>(s.b) * StoredElements(t) * SizeOf(t.aux.dtype);
+        static_cast<__int128>(s.b) * t.StoredElements() * SizeOf(t.aux.dtype);
     if (bytes > kMaxOperandBytes)
       return Error(absl::StrCat(
           "operand ", names[i], " needs ", static_cast<double>(bytes),

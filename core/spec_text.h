@@ -41,11 +41,8 @@ namespace amarena {
 
 // Largest operand the JIT addresses with 32-bit displacements.
 inline constexpr int64_t kMaxOperandBytes = (int64_t{1} << 31) - 1;
-// Widest panel a packed layout may name, and most sections (a power of two).
-inline constexpr int64_t kMaxPack = 1024;
-inline constexpr int64_t kMaxSections = 8;
-
-// A packed layout's name: "p32", "p32x2", "p32s2", "p128x2s2"; "" when plain.
+// A packed layout's name: "p32", "p32x2", "p32s2", "p128x2s2"; "" when plain
+// (Layout::PanelText).
 std::string PackName(const TensorAux& a);
 
 std::string PrintSpec(const Spec& s);

@@ -8,7 +8,6 @@
 #include <new>
 
 #include "absl/strings/str_cat.h"
-#include "core/reference.h"
 #include "core/spec_text.h"
 #include "core/status_macros.h"
 #include "core/tensor_spec.h"
@@ -120,7 +119,7 @@ absl::Status CheckBounds(const jit::Emitter& gen, const Spec& s,
     } else if (r < s.NumOperands() &&
                options.leading[static_cast<size_t>(r)] == 0) {
       const TensorSpec t = s.Operand(r);
-      bytes = StoredElements(t) * SizeOf(t.aux.dtype);
+      bytes = t.StoredBytes();
     } else {
       continue;
     }
@@ -157,11 +156,7 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> CompileUnchecked(
     for (int i = 0; i < s.NumOperands(); ++i) {
       TensorSpec t = s.Operand(i);
       int64_t& pitch = tile_options.leading[static_cast<size_t>(i)];
-      // (A packed operand's panels already say where every tile lies, but
-      // for the distance between sections, which is the whole matrix's.)
-      if (pitch == 0 && t.aux.pack == 0)
-        pitch = t.aux.layout == Layout::kRowMajor ? t.cols : t.rows;
-      if (pitch == 0 && t.aux.sections > 1) pitch = t.SectionSlots();
+      if (pitch == 0) pitch = t.layout().TilePitch(t.rows, t.cols);
     }
     for (size_t c = 0; c < root.children.size(); ++c) {
       AMARENA_ASSIGN_OR_RETURN(

@@ -165,7 +165,7 @@ void VectorZero(Emitter& e, const Spec&, std::span<const View> v) {
 void MemZero(Emitter& e, const Spec& s, std::span<const View> v) {
   const View& o = v[0];
   const TensorSpec t = s.Operand(0);
-  const bool row_major = t.aux.layout == Layout::kRowMajor;
+  const bool row_major = t.layout().row_major();
   const int lanes = e.target().f32_lanes;
   int z = e.AllocVreg();
   e.Zero(z);
@@ -212,10 +212,10 @@ void Copy(Emitter& e, const Spec& s, std::span<const View> v) {
   const View &src = v[0], &dst = v[1];
   const TensorSpec st = s.Operand(0), dt = s.Operand(1);
   const int lanes = e.target().f32_lanes;
-  const bool same =
-      st.aux.layout == dt.aux.layout && st.aux.interleave == dt.aux.interleave;
-  const bool vec = same && st.aux.pack % lanes == 0 && dt.aux.pack % lanes == 0;
-  const bool row_major = !same || st.aux.layout == Layout::kRowMajor;
+  const bool same = st.layout().SameWalk(dt.layout());
+  const bool vec = same && st.layout().WholeVectors(lanes) &&
+                   dt.layout().WholeVectors(lanes);
+  const bool row_major = !same || st.layout().row_major();
   const int64_t inner = row_major ? s.n : s.m, outer = row_major ? s.m : s.n;
   const bool from_bf16 = st.aux.dtype == DType::kBF16;
   const bool to_bf16 = dt.aux.dtype == DType::kBF16;

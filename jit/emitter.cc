@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "core/reference.h"
 #include "jit/emit_check.h"
 
 namespace amarena::jit {
@@ -11,23 +10,7 @@ using Xbyak::Reg64;
 
 int64_t View::Offset(int64_t i, int64_t j) const {
   AMARENA_JIT_CHECK(!in_regs);
-  int64_t off = disp + j * col_stride;
-  if (pair_offset != 0) {
-    AMARENA_JIT_CHECK(panel_axis != Axis::kRows);
-    off += (i / 2) * row_stride + (i % 2) * pair_offset;
-  } else {
-    off += i * row_stride;
-  }
-  if (panel_axis == Axis::kCols) {
-    const int64_t q = j / panel;
-    off += (j % panel - j) * col_stride;
-    off += sections > 1
-               ? (q / sections) * panel_stride + (q % sections) * section_stride
-               : q * panel_stride;
-  } else if (panel_axis == Axis::kRows) {
-    off += (i / panel) * panel_stride + (i % panel - i) * row_stride;
-  }
-  return off;
+  return AffineView::Offset(i, j);
 }
 
 namespace {
@@ -54,35 +37,9 @@ View View::Slice(int64_t r0, int64_t c0, int64_t nrows, int64_t ncols) const {
   v.rows = nrows;
   v.cols = ncols;
   if (!in_regs) {
-    AMARENA_JIT_CHECK(pair_offset == 0 || r0 % 2 == 0);
-    v.disp = Offset(r0, c0);
-    if (panel_axis != Axis::kNone) {
-      int64_t start = panel_axis == Axis::kCols ? c0 : r0;
-      int64_t len = panel_axis == Axis::kCols ? ncols : nrows;
-      if (sections > 1) {
-        const int64_t group = sections * panel;
-        if (start / group == (start + len - 1) / group) {
-          // Within one group: its panels are a section apart.
-          v.panel_stride = section_stride;
-          v.sections = v.section_stride = 0;
-        } else {
-          AMARENA_JIT_CHECK(start % group == 0);
-        }
-      }
-      if (start % panel != 0 || len <= panel) {
-        // Within one panel: plain strides from here on.
-        AMARENA_JIT_CHECK(start % panel + len <= panel);
-        v.panel_axis = Axis::kNone;
-        v.panel = v.panel_stride = 0;
-        v.sections = v.section_stride = 0;
-      }
-    }
-    if (pair_offset != 0 && nrows == 1 && ncols == 1) {
-      // One element is plain, as Canonical makes its Spec (no longer paired):
-      // element-sized strides.
-      v.col_stride = v.row_stride = pair_offset;
-      v.pair_offset = 0;
-    }
+    std::optional<AffineView> mem = AffineView::Slice(r0, c0, nrows, ncols);
+    AMARENA_JIT_CHECK(mem.has_value());
+    static_cast<AffineView&>(v) = *mem;
     return v;
   }
   AMARENA_JIT_CHECK(c0 % vw == 0);
@@ -94,48 +51,18 @@ View View::Slice(int64_t r0, int64_t c0, int64_t nrows, int64_t ncols) const {
 }
 
 int64_t View::Step(Axis axis, int64_t tile) const {
-  AMARENA_JIT_CHECK(!in_regs && axis != Axis::kNone);
-  if (axis == panel_axis) {
-    const int64_t group = panel * std::max<int64_t>(sections, 1);
-    AMARENA_JIT_CHECK(tile % group == 0);
-    return tile / group * panel_stride;
-  }
-  if (axis == Axis::kRows && pair_offset != 0) {
-    AMARENA_JIT_CHECK(tile % 2 == 0);
-    return tile / 2 * row_stride;
-  }
-  return tile * (axis == Axis::kRows ? row_stride : col_stride);
+  AMARENA_JIT_CHECK(!in_regs);
+  std::optional<int64_t> step = AffineView::Step(axis, tile);
+  AMARENA_JIT_CHECK(step.has_value());
+  return *step;
 }
 
 View MemoryView(const TensorSpec& t, int64_t pitch) {
-  const int64_t es = SizeOf(t.aux.dtype), p = t.aux.pack;
-  const bool row_major = t.aux.layout == Layout::kRowMajor;
-  // Packed: `pitch` only says how far apart sections are (a tile of one
-  // panel, or one not in sections, ignores it).
-  const int64_t section_slots = pitch ? pitch : t.SectionSlots();
-  const int64_t stride = p ? p : pitch ? pitch : t.InnerExtent();
   View v;
+  static_cast<AffineView&>(v) =
+      t.layout().Affine(t.rows, t.cols, SizeOf(t.aux.dtype), pitch);
   v.rows = t.rows;
   v.cols = t.cols;
-  v.row_stride = row_major ? stride * es : es;
-  v.col_stride = row_major ? es : stride * es;
-  if (p) {
-    v.panel_axis = row_major ? Axis::kCols : Axis::kRows;
-    v.panel = p;
-    v.panel_stride = v.panel_run = t.OuterExtent() * p * es;
-    if (const int64_t g = t.aux.interleave) {  // row-major pairs (g == 2)
-      AMARENA_JIT_CHECK(g == 2 && row_major);
-      v.row_stride = g * p * es;
-      v.col_stride = g * es;
-      v.pair_offset = es;
-      v.panel_stride = v.panel_run = (t.rows + g - 1) / g * g * p * es;
-    }
-    if (t.aux.sections > 1) {
-      v.sections = t.aux.sections;
-      v.section_stride = section_slots * v.panel_run;
-    }
-    v = v.Slice(0, 0, t.rows, t.cols);  // one panel, or one group: plainer
-  }
   return v;
 }
 
@@ -194,9 +121,7 @@ namespace {
 
 // Bytes of a buffer holding `t`: what its layout addresses, panel padding,
 // interleaved rows padded to whole pairs and unused section slots included.
-int64_t BufferBytes(const TensorSpec& t) {
-  return StoredElements(t) * SizeOf(t.aux.dtype);
-}
+int64_t BufferBytes(const TensorSpec& t) { return t.StoredBytes(); }
 
 int64_t AlignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 

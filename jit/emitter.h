@@ -1,10 +1,10 @@
 // The Emitter lowers an Impl tree to x86-64 with Xbyak. Internal to jit/.
 //
 // Each operand of the Spec being lowered has a View:
-//   - in memory: a base GPR plus a constant displacement, and constant
-//     row/column strides in bytes (every shape is known when the kernel is
-//     generated); a packed tile also has a panel width along one axis and the
-//     stride between panels;
+//   - in memory: a base GPR plus its layout's affine description in bytes
+//     (core/layout.h, AffineView: a displacement, constant row/column strides,
+//     panels and their strides; every shape is known when the kernel is
+//     generated);
 //   - in registers: the vector registers bound to the tile, row-major, `vw`
 //     lanes each.
 // Buffers (packing copies) live in a scratch area the caller passes after the
@@ -28,32 +28,11 @@
 
 namespace amarena::jit {
 
-struct View {
+// Memory: the AffineView part (offsets in bytes from `base`), which the layout
+// computes; the emitter only binds it to a base register.
+struct View : AffineView {
   bool in_regs = false;
-  // Memory.
   Xbyak::Reg64 base;
-  int64_t disp = 0;
-  int64_t row_stride = 0;  // bytes
-  int64_t col_stride = 0;  // bytes
-  // Packed: the axis cut into panels, the panel width and the panel stride.
-  Axis panel_axis = Axis::kNone;
-  int64_t panel = 0;
-  int64_t panel_stride = 0;  // bytes
-  // Interleaved in row pairs (`pPx2`): rows 2r and 2r + 1 lie pair_offset
-  // bytes apart and row_stride is the stride of pairs; 0 = rows not paired.
-  // Slices and steps along the rows then start on even rows.
-  int64_t pair_offset = 0;
-  // Panels in sections (`pPsS`) when the view spans more than one group of
-  // S panels: panel q lies at (q / S) * panel_stride + (q % S) *
-  // section_stride. A view within one group has panel_stride =
-  // section_stride and sections = 0. Slices and steps along the panels then
-  // take whole groups.
-  int64_t sections = 0;
-  int64_t section_stride = 0;  // bytes
-  // Packed: bytes of one whole panel, the contiguous run its rows form; kept
-  // when a slice within one panel turns to plain strides (prefetching keys on
-  // it).
-  int64_t panel_run = 0;
   // Registers: regs[i * RegsPerRow() + j / vw] holds row i, columns j..j+vw-1.
   std::vector<int> regs;
   int64_t rows = 0, cols = 0;
@@ -64,20 +43,20 @@ struct View {
     return regs[i * RegsPerRow() + j / vw];
   }
   Xbyak::Address At(int64_t i, int64_t j) const;  // memory view only
-  int64_t Offset(int64_t i, int64_t j) const;     // bytes from base + disp
+  int64_t Offset(int64_t i, int64_t j) const;     // bytes from base
   // Sub-tile starting at (r0, c0) with the given extent. A slice of a packed
-  // view starts on a panel boundary or stays within one panel.
+  // view starts on a panel boundary or stays within one panel
+  // (AffineView::Slice).
   View Slice(int64_t r0, int64_t c0, int64_t nrows, int64_t ncols) const;
   // Bytes to add to the base to move `tile` rows (Axis::kRows) or columns.
   int64_t Step(Axis axis, int64_t tile) const;
 };
 
-// A memory view of `t` as stored in its own layout, its base register unset:
-// strides in bytes, panels for a packed layout, and `pitch` elements between
-// consecutive rows (row-major) or columns (column-major); 0 = dense. A packed
-// tile of at most one panel gets plain strides. Packed, `pitch` is instead
-// the panel slots per section of the whole matrix `t` is a tile of (0: `t`
-// is the whole matrix), which only a tile in sections uses.
+// A memory view of `t` as stored in its own layout (Layout::Affine, in bytes),
+// its base register unset. `pitch` is what Layout::TilePitch says of the whole
+// matrix `t` is a tile of (0: `t` is the whole matrix): the elements between
+// consecutive outer rows of a plain tile, the panel slots per section of one
+// in sections.
 View MemoryView(const TensorSpec& t, int64_t pitch = 0);
 
 class Emitter : public Xbyak::CodeGenerator {

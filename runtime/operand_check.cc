@@ -2,14 +2,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/dtype.h"
-#include "core/reference.h"
+#include "core/spec.h"
 
 namespace amarena {
 
 int64_t OperandBytes(const Spec& s, int i) {
   if (i < 0 || i >= s.NumOperands()) return 0;
   const TensorSpec t = s.Operand(i);
-  return StoredElements(t) * SizeOf(t.aux.dtype);
+  return t.StoredBytes();
 }
 
 absl::string_view OperandName(const Spec& s, int i) {

@@ -40,8 +40,8 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
     // once, read by many calls); other packed operands occur only inside
     // programs.
     const bool prepacked_b =
-        s.IsMatmul() && i == 1 && s.aux[i].layout == Layout::kRowMajor;
-    if (s.aux[i].pack != 0 && !prepacked_b)
+        s.IsMatmul() && i == 1 && s.aux[i].layout.row_major();
+    if (s.aux[i].layout.packed() && !prepacked_b)
       return absl::UnimplementedError(absl::StrCat(
           "cannot create kernel for ", PrintSpec(s), ": operand ", names[i],
           " is packed, must be plain row- or column-major (only a matmul's b "
@@ -53,32 +53,28 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
   // (its register tiles are rows of C) and in whole vectors; elsewhere the
   // search unpacks them two rows at a time, one element at a time, within the
   // copy kernel's unrolling limit: panels up to kMaxUnrolledStores / 2 wide.
-  if (const TensorAux& a = s.aux[0], &b = s.aux[1];
-      s.IsMatmul() && b.pack != 0) {
-    if ((b.pack & (b.pack - 1)) != 0)
+  // (Sections are 2, 4 or 8 by construction: Layout::InSections.)
+  if (const Layout& a = s.aux[0].layout, &b = s.aux[1].layout;
+      s.IsMatmul() && b.packed()) {
+    const int64_t p = b.panel_width();
+    if ((p & (p - 1)) != 0)
       return absl::UnimplementedError(absl::StrCat(
-          "cannot create kernel for ", PrintSpec(s), ": b is in panels of ",
-          b.pack,
+          "cannot create kernel for ", PrintSpec(s), ": b is in panels of ", p,
           ", must be in panels of a power of two (loops along n take "
           "tiles of powers of two; other widths are not implemented)"));
-    if (b.sections > kMaxSections || (b.sections & (b.sections - 1)) != 0)
-      return absl::InvalidArgumentError(
-          absl::StrCat("cannot create kernel for ", PrintSpec(s), ": b is in ",
-                       int{b.sections}, " sections, must be in 2, 4 or 8"));
-    const TensorAux& c = s.aux[2];
-    const bool vdp_reads_b = t.bf16_dot && a.layout == Layout::kRowMajor &&
-                             a.pack == 0 && c.layout == Layout::kRowMajor &&
-                             b.pack % t.f32_lanes == 0;
-    if (b.interleave != 0 && !vdp_reads_b && b.pack > kMaxUnrolledStores / 2)
+    const Layout& c = s.aux[2].layout;
+    const bool vdp_reads_b = t.bf16_dot && a == Layout() && c.row_major() &&
+                             b.WholeVectors(t.f32_lanes);
+    if (b.paired() && !vdp_reads_b && p > kMaxUnrolledStores / 2)
       return absl::UnimplementedError(absl::StrCat(
           "cannot create kernel for ", PrintSpec(s),
-          ": b is in k-pair panels of ", b.pack, ", must be at most ",
+          ": b is in k-pair panels of ", p, ", must be at most ",
           kMaxUnrolledStores / 2, " wide where vdpbf16ps cannot read them (",
           !t.bf16_dot ? "this target has no AVX-512 BF16"
-          : b.pack % t.f32_lanes != 0
+          : !b.WholeVectors(t.f32_lanes)
               ? absl::StrCat("the panel is not a multiple of ", t.f32_lanes)
-          : c.layout != Layout::kRowMajor ? "C is column-major"
-                                          : "A is not plain row-major",
+          : !c.row_major() ? "C is column-major"
+                           : "A is not plain row-major",
           "; unpacking wider panels is not implemented: use b=any)"));
   }
   // f32 throughout, or bf16 inputs accumulated into an f32 output.

@@ -68,7 +68,7 @@ Budget UsableBudget(const Spec& s, const Target& /*t*/) {
   int loops =
       CeilLog2(s.m) + CeilLog2(s.n) + (s.IsMatmul() ? CeilLog2(s.k) : 0);
   bool packable = s.IsMatmul() &&
-                  (s.aux[1].pack == 0 || s.aux[1].interleave != 0) &&
+                  (!s.aux[1].layout.packed() || s.aux[1].layout.paired()) &&
                   Faster(Level::kL1, s.aux[1].level);
   u.gpr = loops + (packable ? 1 + loops : 0);
   // Cache lines: an operand farther out than level X is placed in X at most

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "core/reference.h"
 #include "core/spec_text.h"
 
 namespace amarena {
@@ -17,7 +16,7 @@ std::vector<Spec> WeightLayoutCandidates(const Spec& spec, const Target& t) {
   };
   add(spec);
   Spec col = spec;
-  col.aux[1].layout = Layout::kColMajor;
+  col.aux[1].layout = Order::kColMajor;
   add(col);
   const bool pairs =
       spec.aux[1].dtype == DType::kBF16 && t.bf16_dot && spec.k > 1;
@@ -27,8 +26,9 @@ std::vector<Spec> WeightLayoutCandidates(const Spec& spec, const Target& t) {
     for (int64_t p : {16, 32, 64, 128}) {
       if (p > widest) break;
       Spec packed = spec;
-      packed.aux[1].pack = static_cast<uint16_t>(p);
-      packed.aux[1].interleave = static_cast<uint8_t>(interleave);
+      Layout& l = packed.aux[1].layout;
+      l = Layout::Panels(l.order(), p);
+      if (interleave == 2 && l.row_major()) l = l.Paired();
       add(packed);
     }
   }
@@ -36,10 +36,12 @@ std::vector<Spec> WeightLayoutCandidates(const Spec& spec, const Target& t) {
   const size_t unsectioned = out.size();
   for (size_t i = 0; i < unsectioned; ++i) {
     Spec s = out[i];
-    s.aux[1].sections = 2;
+    Layout& l = s.aux[1].layout;
+    if (!l.packed() || !l.row_major()) continue;
+    l = l.InSections(2);
     const TensorSpec b = s.Operand(1);
-    if (b.aux.pack == 0 || b.Panels() < 2) continue;
-    if (StoredElements(b) / 2 * SizeOf(b.aux.dtype) < kMinSectionBytes)
+    if (b.Panels() < 2) continue;
+    if (b.StoredElements() / 2 * SizeOf(b.aux.dtype) < kMinSectionBytes)
       continue;
     add(s);
   }
@@ -47,16 +49,15 @@ std::vector<Spec> WeightLayoutCandidates(const Spec& spec, const Target& t) {
 }
 
 std::string WeightLayoutName(const TensorAux& b) {
-  if (b.pack == 0) return b.layout == Layout::kColMajor ? "col" : "row";
-  return PackName(b);
+  if (!b.layout.packed()) return std::string(Name(b.layout.order()));
+  return b.layout.PanelText();
 }
 
 absl::StatusOr<WeightLayoutChoice> ChooseWeightLayout(
     const Spec& spec, const Target& t,
     absl::FunctionRef<absl::StatusOr<int64_t>(const Spec&)> cost_of) {
   const TensorAux& b = spec.aux[1];
-  if (!spec.IsMatmul() || b.level != Level::kGL ||
-      b.layout != Layout::kRowMajor || b.pack != 0)
+  if (!spec.IsMatmul() || b.level != Level::kGL || b.layout != Layout())
     return absl::InvalidArgumentError(
         absl::StrCat("cannot choose B's layout for ", PrintSpec(spec),
                      ": must be a matmul with B plain row-major in gl"));

@@ -54,8 +54,8 @@ void SetExtent(Spec& s, Dim d, int64_t extent) {
 std::vector<int64_t> TileSizes(const Spec& s, Dim d) {
   const int64_t extent = Extent(s, d);
   // Each operand that moves along `d` may demand tiles be multiples of some
-  // width: a register tile's lanes along its columns, a packed tile's panel
-  // (or group of panels, in sections) along its contiguous dimension.
+  // width: a register tile's lanes along its columns, what its layout needs
+  // in memory (Layout::TileMultiple: panels, groups of them, row pairs).
   int64_t multiple = 1;
   for (int i = 0; i < s.NumOperands(); ++i) {
     Axis axis = OperandAxis(s, i, d);
@@ -64,14 +64,8 @@ std::vector<int64_t> TileSizes(const Spec& s, Dim d) {
     int64_t w = 1;
     if (t.aux.level == Level::kVRF && axis == Axis::kCols && t.cols > 1) {
       w = t.aux.vector_width;
-    } else if (t.aux.pack != 0) {
-      bool inner = (axis == Axis::kCols) == (t.aux.layout == Layout::kRowMajor);
-      if (inner) w = t.aux.pack;
-      // In sections, a tile spanning groups takes whole groups of panels.
-      if (inner && t.aux.sections > 1 && extent > t.aux.sections * t.aux.pack)
-        w = t.aux.sections * t.aux.pack;
-      // Rows interleaved in groups: a tile starts on a group's first row.
-      if (!inner && t.aux.interleave) w = t.aux.interleave;
+    } else {
+      w = t.layout().TileMultiple(axis, extent);
     }
     if (w > 1) {
       if (multiple % w != 0 && w % multiple != 0) return {};

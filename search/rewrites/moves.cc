@@ -118,30 +118,31 @@ void PackOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
   const int i = 1;
   const TensorAux& from = s.aux[i];
   if (from.level == Level::kVRF || from.level == Level::kL1 ||
-      (from.pack && !from.interleave))
+      (from.layout.packed() && !from.layout.paired()))
     return;
   const int64_t lanes = t.f32_lanes;
   const int64_t p = s.n > lanes ? 2 * lanes : lanes;
   const bool bf16 = from.dtype == DType::kBF16;
-  const bool pairs =
-      bf16 && t.bf16_dot && from.pack == 0 && from.layout == Layout::kRowMajor;
+  const bool pairs = bf16 && t.bf16_dot && from.layout == Layout();
   for (Level to : kCacheLevels) {
     if (!Faster(to, from.level)) continue;
     // The operand's own dtype, f32 when that is a cast, and bf16 k-pairs.
     struct Choice {
       DType dtype;
-      uint8_t interleave;
+      bool pairs;
     };
     const Choice choices[] = {
-        {from.dtype, 0}, {DType::kF32, 0}, {DType::kBF16, 2}};
+        {from.dtype, false}, {DType::kF32, false}, {DType::kBF16, true}};
     const int num = !bf16 ? 1 : pairs ? 3 : 2;
     for (int d = 0; d < num; ++d) {
       TensorAux aux = from;
       aux.dtype = choices[d].dtype;
-      aux.interleave = choices[d].interleave;
       aux.level = to;
-      aux.layout = Layout::kRowMajor;
-      aux.pack = static_cast<uint16_t>(p);
+      aux.layout = Layout::Panels(Order::kRowMajor, p);
+      if (choices[d].pairs) aux.layout = aux.layout.Paired();
+      // Panels in sections stay in as many (the copy keeps their order).
+      if (from.layout.in_sections())
+        aux.layout = aux.layout.InSections(from.layout.section_count());
       TensorSpec buffer = s.Operand(i);
       buffer.aux = aux;
       if (!t.WorthPlacing(to, buffer.Lines())) continue;
@@ -160,7 +161,7 @@ void ToRegisters(const Spec& s, const Target& t, std::vector<Candidate>& out) {
                     : op.cols % 8 == 0         ? 8
                                                : 1;
   auto offer = [&](int vw) {
-    TensorAux to{op.aux.dtype, Level::kVRF, Layout::kRowMajor,
+    TensorAux to{op.aux.dtype, Level::kVRF, Order::kRowMajor,
                  static_cast<uint8_t>(vw)};
     if (auto c = MakeAlloc(s, i, to, AllocKind::kRegisters))
       out.push_back(*std::move(c));
@@ -185,8 +186,8 @@ bool OwnsMove(const Action& a) {
 std::string DescribeMove(const Action& a) {
   return absl::StrCat(
       Verb(a.alloc), " ", a.operand, " ", Name(a.to.level),
-      a.to.layout == Layout::kColMajor ? " col" : "",
-      a.to.pack ? absl::StrCat(" ", PackName(a.to)) : "",
+      a.to.layout.row_major() ? "" : " col",
+      a.to.layout.packed() ? absl::StrCat(" ", PackName(a.to)) : "",
       a.to.vector_width ? absl::StrCat(" v", a.to.vector_width) : "",
       a.to.dtype != DType::kF32 ? absl::StrCat(" ", Name(a.to.dtype)) : "");
 }
@@ -204,25 +205,16 @@ absl::StatusOr<Action> ParseMove(std::span<const absl::string_view> w) {
   if (!op || !level) return bad("want an operand 0-2 and a level");
   a.operand = static_cast<int>(*op);
   a.to.level = *level;
+  Order order = Order::kRowMajor;
+  Layout panels;
   for (size_t i = 3; i < w.size(); ++i) {
     absl::string_view p = w[i];
     std::optional<int64_t> v;
-    // pP, pPx2 (interleaved pairs), either with sS (sections).
-    if (const size_t sec = p.find('s', 1);
-        p[0] == 'p' && sec != absl::string_view::npos) {
-      v = ParseCount(p.substr(sec + 1), 255);
-      if (!v) return bad(absl::StrCat("unknown parameter '", p, "'"));
-      a.to.sections = static_cast<uint8_t>(*v);
-      p = p.substr(0, sec);
-    }
+    absl::StatusOr<Layout> l;
     if (p == "col") {
-      a.to.layout = Layout::kColMajor;
-    } else if (p[0] == 'p' && absl::EndsWith(p, "x2") &&
-               (v = ParseCount(p.substr(1, p.size() - 3), 65535))) {
-      a.to.pack = static_cast<uint16_t>(*v);
-      a.to.interleave = 2;
-    } else if (p[0] == 'p' && (v = ParseCount(p.substr(1), 65535))) {
-      a.to.pack = static_cast<uint16_t>(*v);
+      order = Order::kColMajor;
+    } else if (p[0] == 'p' && (l = Layout::ParsePanels(p)).ok()) {
+      panels = *l;  // pP, pPx2 (interleaved pairs), either with sS
     } else if (p[0] == 'v' && (v = ParseCount(p.substr(1), 255))) {
       a.to.vector_width = static_cast<uint8_t>(*v);
     } else if (std::optional<DType> t = ParseDType(p)) {
@@ -231,6 +223,9 @@ absl::StatusOr<Action> ParseMove(std::span<const absl::string_view> w) {
       return bad(absl::StrCat("unknown parameter '", p, "'"));
     }
   }
+  if (order != Order::kRowMajor && (panels.paired() || panels.in_sections()))
+    return bad("column-major pairs or sections");
+  a.to.layout = panels.WithOrder(order);
   return a;
 }
 

@@ -19,7 +19,7 @@ using ::amarena::testing::IsOk;
 using ::amarena::testing::StatusIs;
 using ::testing::HasSubstr;
 
-constexpr TensorAux kColMajor{.layout = Layout::kColMajor};
+constexpr TensorAux kColMajor{.layout = Order::kColMajor};
 
 float* F32(const Operands& ops, int i) {
   return static_cast<float*>(ops.ptr(i));
@@ -136,7 +136,7 @@ TEST(ReferenceTest, ColumnMajorIsTransposedStorage) {
     for (int64_t j = 0; j < n; ++j) {
       // Same products summed in the same order: bit-identical.
       EXPECT_EQ(F32(c, 2)[j * m + i], F32(r, 2)[i * n + j]) << i << "," << j;
-      EXPECT_EQ(Offset(col.Operand(2), i, j), j * m + i);
+      EXPECT_EQ(col.Operand(2).Offset(i, j), j * m + i);
     }
   }
 }
@@ -215,13 +215,13 @@ TEST(ReferenceTest, FillRandomIsDeterministicAndInRange) {
 TEST(ReferenceTest, PackedOffsetsAndRelayout) {
   TensorSpec plain{.rows = 3, .cols = 10, .aux = {}};
   TensorSpec packed = plain;
-  packed.aux.pack = 4;
-  EXPECT_EQ(StoredElements(packed), 36);
-  EXPECT_EQ(Offset(packed, 2, 9), 2 * 12 + 2 * 4 + 1);
+  packed.aux.layout = Layout::Panels(Order::kRowMajor, 4);
+  EXPECT_EQ(packed.StoredElements(), 36);
+  EXPECT_EQ(packed.Offset(2, 9), 2 * 12 + 2 * 4 + 1);
   std::vector<float> src(30), mid(36, 5.0f), back(30);
   for (int e = 0; e < 30; ++e) src[e] = static_cast<float>(e);
   Relayout(plain, src.data(), packed, mid.data());
-  EXPECT_EQ(mid[Offset(packed, 1, 6)], src[16]);
+  EXPECT_EQ(mid[packed.Offset(1, 6)], src[16]);
   EXPECT_EQ(mid[2 * 12 + 2 * 4 + 3], 0.0f);  // padding of the last panel
   Relayout(packed, mid.data(), plain, back.data());
   EXPECT_EQ(back, src);
@@ -234,12 +234,11 @@ TEST(ReferenceTest, PackedOffsetsAndRelayout) {
 TEST(ReferenceTest, SectionOffsetsAndRelayout) {
   TensorSpec plain{.rows = 3, .cols = 10, .aux = {}};
   TensorSpec sections = plain;
-  sections.aux.pack = 4;
-  sections.aux.sections = 2;
-  EXPECT_EQ(StoredElements(sections), 4 * 12);
-  EXPECT_EQ(Offset(sections, 1, 2), 1 * 4 + 2);
-  EXPECT_EQ(Offset(sections, 1, 6), 2 * 12 + 1 * 4 + 2);
-  EXPECT_EQ(Offset(sections, 2, 9), 1 * 12 + 2 * 4 + 1);
+  sections.aux.layout = Layout::Panels(Order::kRowMajor, 4).InSections(2);
+  EXPECT_EQ(sections.StoredElements(), 4 * 12);
+  EXPECT_EQ(sections.Offset(1, 2), 1 * 4 + 2);
+  EXPECT_EQ(sections.Offset(1, 6), 2 * 12 + 1 * 4 + 2);
+  EXPECT_EQ(sections.Offset(2, 9), 1 * 12 + 2 * 4 + 1);
   std::vector<float> src(30), mid(48, 5.0f), back(30);
   for (int e = 0; e < 30; ++e) src[e] = static_cast<float>(e + 1);
   Relayout(plain, src.data(), sections, mid.data());
@@ -255,22 +254,21 @@ TEST(ReferenceTest, SectionOffsetsAndRelayout) {
 TEST(ReferenceTest, PairOffsetsAndRelayout) {
   TensorSpec plain{.rows = 5, .cols = 10, .aux = {.dtype = DType::kBF16}};
   TensorSpec pairs = plain;
-  pairs.aux.pack = 4;
-  pairs.aux.interleave = 2;
-  EXPECT_EQ(StoredElements(pairs), 3 * 4 * 6);
-  EXPECT_EQ(Offset(pairs, 0, 0), 0);
-  EXPECT_EQ(Offset(pairs, 1, 0), 1);
-  EXPECT_EQ(Offset(pairs, 0, 1), 2);
-  EXPECT_EQ(Offset(pairs, 3, 6), 24 + 8 + 4 + 1);
-  EXPECT_EQ(Offset(pairs, 4, 9), 48 + 16 + 2);
+  pairs.aux.layout = Layout::Panels(Order::kRowMajor, 4).Paired();
+  EXPECT_EQ(pairs.StoredElements(), 3 * 4 * 6);
+  EXPECT_EQ(pairs.Offset(0, 0), 0);
+  EXPECT_EQ(pairs.Offset(1, 0), 1);
+  EXPECT_EQ(pairs.Offset(0, 1), 2);
+  EXPECT_EQ(pairs.Offset(3, 6), 24 + 8 + 4 + 1);
+  EXPECT_EQ(pairs.Offset(4, 9), 48 + 16 + 2);
   std::vector<uint16_t> src(50), mid(72, 0x7fc0), back(50);  // mid: NaNs
   for (int e = 0; e < 50; ++e) src[e] = static_cast<uint16_t>(e + 1);
   Relayout(plain, src.data(), pairs, mid.data());
   std::vector<bool> used(72, false);
   for (int i = 0; i < 5; ++i)
     for (int j = 0; j < 10; ++j) {
-      EXPECT_EQ(mid[Offset(pairs, i, j)], src[i * 10 + j]);
-      used[Offset(pairs, i, j)] = true;
+      EXPECT_EQ(mid[pairs.Offset(i, j)], src[i * 10 + j]);
+      used[pairs.Offset(i, j)] = true;
     }
   for (int e = 0; e < 72; ++e) {
     if (!used[e]) {

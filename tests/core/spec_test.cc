@@ -13,8 +13,8 @@
 namespace amarena {
 namespace {
 
-constexpr TensorAux kL1Col{DType::kF32, Level::kL1, Layout::kColMajor, 0};
-constexpr TensorAux kVrf8{DType::kF32, Level::kVRF, Layout::kRowMajor, 8};
+constexpr TensorAux kL1Col{DType::kF32, Level::kL1, Order::kColMajor, 0};
+constexpr TensorAux kVrf8{DType::kF32, Level::kVRF, Order::kRowMajor, 8};
 
 // Any Spec at all, canonical or not: junk in unused operand slots, vector
 // widths on memory operands, column-major VRF operands, k != 1 for Zero and
@@ -33,11 +33,14 @@ Spec RandomRawSpec(std::mt19937_64& rng) {
   for (TensorAux& a : s.aux) {
     a.dtype = static_cast<DType>(pick(0, 1));
     a.level = static_cast<Level>(pick(0, kNumLevels - 1));
-    a.layout = static_cast<Layout>(pick(0, 1));
+    const Order order = static_cast<Order>(pick(0, 1));
+    a.layout = order;
     a.vector_width = static_cast<uint8_t>(pick(0, 16));
-    a.pack = static_cast<uint16_t>(pick(0, 1) ? pick(0, 40) : 0);
-    a.interleave = static_cast<uint8_t>(pick(0, 3) == 0 ? 2 : 0);
-    a.sections = static_cast<uint8_t>(pick(0, 3) == 0 ? pick(1, 4) : 0);
+    if (pick(0, 1)) a.layout = Layout::Panels(order, pick(1, 40));
+    if (a.layout.packed() && a.layout.row_major() && pick(0, 3) == 0)
+      a.layout = a.layout.Paired();
+    if (a.layout.packed() && a.layout.row_major() && pick(0, 3) == 0)
+      a.layout = a.layout.InSections(2 << pick(0, 2));
   }
   s.serial = pick(0, 1) == 1;
   if (pick(0, 1) == 1)
@@ -112,22 +115,22 @@ TEST(SpecTest, ZeroAndMoveOperands) {
 TEST(CanonicalTest, OneByOneOperandIsRowMajor) {
   Spec s = Spec::Matmul(1, 1, 1, kL1Col, kL1Col, kL1Col);
   for (int i = 0; i < 3; ++i)
-    EXPECT_EQ(s.aux[i].layout, Layout::kRowMajor) << i;
+    EXPECT_EQ(s.aux[i].layout, Layout(Order::kRowMajor)) << i;
 
   // Only the 1x1 operand changes: A (1x5) and B (5x1) keep saying how they are
   // stored.
   s = Spec::Matmul(1, 5, 1, kL1Col, kL1Col, kL1Col);
-  EXPECT_EQ(s.aux[0].layout, Layout::kColMajor);
-  EXPECT_EQ(s.aux[1].layout, Layout::kColMajor);
-  EXPECT_EQ(s.aux[2].layout, Layout::kRowMajor);
+  EXPECT_EQ(s.aux[0].layout, Layout(Order::kColMajor));
+  EXPECT_EQ(s.aux[1].layout, Layout(Order::kColMajor));
+  EXPECT_EQ(s.aux[2].layout, Layout(Order::kRowMajor));
 
-  EXPECT_EQ(Spec::Zero(1, 1, kL1Col).aux[0].layout, Layout::kRowMajor);
-  EXPECT_EQ(Spec::Zero(7, 1, kL1Col).aux[0].layout, Layout::kColMajor);
+  EXPECT_EQ(Spec::Zero(1, 1, kL1Col).aux[0].layout, Layout(Order::kRowMajor));
+  EXPECT_EQ(Spec::Zero(7, 1, kL1Col).aux[0].layout, Layout(Order::kColMajor));
 }
 
 TEST(CanonicalTest, VrfOperandIsRowMajor) {
   TensorAux vrf_col = kVrf8;
-  vrf_col.layout = Layout::kColMajor;
+  vrf_col.layout = Order::kColMajor;
   EXPECT_EQ(Spec::Zero(4, 16, vrf_col).aux[0], kVrf8);
 }
 
@@ -178,44 +181,44 @@ TEST(CanonicalTest, CacheBudgetIsZeroWhereNothingIsFartherOut) {
 }
 
 TEST(CanonicalTest, SingleRunOfAPanelIsPlain) {
-  const TensorAux p16{.level = Level::kL2, .pack = 16};
-  EXPECT_EQ(Spec::Matmul(1, 1, 16, {}, p16).aux[1].pack, 0);
-  EXPECT_EQ(Spec::Matmul(1, 2, 16, {}, p16).aux[1].pack, 16);
-  EXPECT_EQ(Spec::Matmul(1, 1, 32, {}, p16).aux[1].pack, 16);
-  EXPECT_EQ(Spec::Zero(1, 1, {.pack = 4}).aux[0].pack, 0);
+  const TensorAux p16{.level = Level::kL2,
+                      .layout = Layout::Panels(Order::kRowMajor, 16)};
+  EXPECT_EQ(Spec::Matmul(1, 1, 16, {}, p16).aux[1].layout.panel_width(), 0);
+  EXPECT_EQ(Spec::Matmul(1, 2, 16, {}, p16).aux[1].layout.panel_width(), 16);
+  EXPECT_EQ(Spec::Matmul(1, 1, 32, {}, p16).aux[1].layout.panel_width(), 16);
+  EXPECT_FALSE(Spec::Zero(1, 1, {.layout = Layout::Panels(Order::kRowMajor, 4)})
+                   .aux[0]
+                   .layout.packed());
 }
 
 TEST(TensorSpecTest, PackedLinesCountWholePanels) {
-  auto lines = [](int64_t rows, int64_t cols, Layout layout, uint16_t pack) {
-    TensorSpec t{
-        rows, cols, {.level = Level::kL2, .layout = layout, .pack = pack}};
+  auto lines = [](int64_t rows, int64_t cols, Order order, int64_t pack) {
+    const Layout l = pack ? Layout::Panels(order, pack) : Layout(order);
+    TensorSpec t{rows, cols, {.level = Level::kL2, .layout = l}};
     return t.Lines();
   };
-  EXPECT_EQ(lines(256, 32, Layout::kRowMajor, 16), 512);  // 2 panels x 256
-  EXPECT_EQ(lines(256, 24, Layout::kRowMajor, 16), 512);  // padded panel
-  EXPECT_EQ(lines(4, 16, Layout::kRowMajor, 8), 4);       // 2 runs of 2 lines
-  EXPECT_EQ(lines(4, 16, Layout::kRowMajor, 0), 4);       // 4 rows, 1 line each
-  EXPECT_EQ(lines(3, 100, Layout::kColMajor, 6), 38);  // inside one panel run
-  EXPECT_EQ(lines(6, 100, Layout::kColMajor, 6), 38);  // one 2400-byte run
+  EXPECT_EQ(lines(256, 32, Order::kRowMajor, 16), 512);  // 2 panels x 256
+  EXPECT_EQ(lines(256, 24, Order::kRowMajor, 16), 512);  // padded panel
+  EXPECT_EQ(lines(4, 16, Order::kRowMajor, 8), 4);       // 2 runs of 2 lines
+  EXPECT_EQ(lines(4, 16, Order::kRowMajor, 0), 4);       // 4 rows, 1 line each
+  EXPECT_EQ(lines(3, 100, Order::kColMajor, 6), 38);     // inside one panel run
+  EXPECT_EQ(lines(6, 100, Order::kColMajor, 6), 38);     // one 2400-byte run
 }
 
 // Rows interleaved in pairs only within row-major panels; one row of pairs
 // keeps its layout (its elements are a pair apart), one element does not.
 TEST(CanonicalTest, InterleavedOnlyInRowPanels) {
-  const TensorAux pairs{.level = Level::kL1, .pack = 32, .interleave = 2};
+  const TensorAux pairs{
+      .level = Level::kL1,
+      .layout = Layout::Panels(Order::kRowMajor, 32).Paired()};
   EXPECT_EQ(Spec::Matmul(4, 1, 20, {}, pairs).aux[1], pairs);
   EXPECT_EQ(Spec::Matmul(4, 7, 20, {}, pairs).aux[1], pairs);
   EXPECT_EQ(Spec::Matmul(4, 1, 1, {}, pairs).aux[1],
             (TensorAux{.level = Level::kL1}));
-  TensorAux col = pairs;
-  col.layout = Layout::kColMajor;
-  EXPECT_EQ(Spec::Matmul(4, 7, 20, {}, col).aux[1].interleave, 0);
-  TensorAux unpacked = pairs;
-  unpacked.pack = 0;
-  EXPECT_EQ(Spec::Matmul(4, 7, 20, {}, unpacked).aux[1].interleave, 0);
+  // Column-major or plain pairs cannot be made (Layout::Paired checks).
   // Interleaving is part of the problem's identity.
   TensorAux plain = pairs;
-  plain.interleave = 0;
+  plain.layout = Layout::Panels(Order::kRowMajor, 32);
   EXPECT_NE(Spec::Matmul(4, 7, 20, {}, pairs),
             Spec::Matmul(4, 7, 20, {}, plain));
   EXPECT_NE(PackProblem(Spec::Matmul(4, 7, 20, {}, pairs)),
@@ -226,39 +229,20 @@ TEST(CanonicalTest, InterleavedOnlyInRowPanels) {
 // panels or more (one panel has no order); sections are part of the
 // problem's identity.
 TEST(CanonicalTest, SectionsOnlyOrderTwoPanelsOrMore) {
-  const TensorAux s2{.level = Level::kL1, .pack = 32, .sections = 2};
+  const TensorAux s2{
+      .level = Level::kL1,
+      .layout = Layout::Panels(Order::kRowMajor, 32).InSections(2)};
   EXPECT_EQ(Spec::Matmul(4, 7, 64, {}, s2).aux[1], s2);
   EXPECT_EQ(Spec::Matmul(4, 7, 33, {}, s2).aux[1], s2);
-  EXPECT_EQ(Spec::Matmul(4, 7, 32, {}, s2).aux[1].sections, 0);
-  EXPECT_EQ(Spec::Matmul(4, 7, 32, {}, s2).aux[1].pack, 32);
-  TensorAux col = s2;
-  col.layout = Layout::kColMajor;
-  EXPECT_EQ(Spec::Matmul(4, 7, 64, {}, col).aux[1].sections, 0);
-  TensorAux one = s2;
-  one.sections = 1;
-  EXPECT_EQ(Spec::Matmul(4, 7, 64, {}, one).aux[1].sections, 0);
+  EXPECT_EQ(Spec::Matmul(4, 7, 32, {}, s2).aux[1].layout.section_count(), 0);
+  EXPECT_EQ(Spec::Matmul(4, 7, 32, {}, s2).aux[1].layout.panel_width(), 32);
+  // Column-major sections, or one section, cannot be made
+  // (Layout::InSections checks).
   TensorAux plain = s2;
-  plain.sections = 0;
+  plain.layout = Layout::Panels(Order::kRowMajor, 32);
   EXPECT_NE(Spec::Matmul(4, 7, 64, {}, s2), Spec::Matmul(4, 7, 64, {}, plain));
   EXPECT_NE(PackProblem(Spec::Matmul(4, 7, 64, {}, s2)),
             PackProblem(Spec::Matmul(4, 7, 64, {}, plain)));
-}
-
-// Panel q of NP in S sections lies in slot (q % S) * ceil(NP / S) + q / S;
-// which panels of a tile lie next to each other.
-TEST(TensorSpecTest, PanelSlotsInSections) {
-  TensorSpec t{.rows = 8, .cols = 5 * 16, .aux = {.pack = 16, .sections = 2}};
-  EXPECT_EQ(t.PanelSlots(), 6);  // 5 panels, groups of 2: one slot unused
-  const int64_t want[] = {0, 3, 1, 4, 2};
-  for (int64_t q = 0; q < 5; ++q) EXPECT_EQ(t.PanelSlot(q), want[q]) << q;
-  EXPECT_TRUE(t.AdjacentPanels());  // 0 and 2 are in one section
-  t.cols = 32;
-  EXPECT_FALSE(t.AdjacentPanels());  // a section apart
-  t.aux.sections = 0;
-  EXPECT_TRUE(t.AdjacentPanels());
-  EXPECT_EQ(t.PanelSlot(1), 1);
-  t.cols = 16;
-  EXPECT_FALSE(t.AdjacentPanels());  // one panel
 }
 
 TEST(CanonicalTest, IsIdempotent) {
@@ -300,8 +284,9 @@ TEST(SpecTest, HashIsConsistentWithEquality) {
   Spec batched = specs[0];
   batched.b = 2;
   specs.push_back(batched);
-  specs.push_back(Spec::Matmul(4, 4, 64, {}, {.pack = 32}));
-  specs.push_back(Spec::Matmul(4, 4, 64, {}, {.pack = 32, .interleave = 2}));
+  const Layout p32 = Layout::Panels(Order::kRowMajor, 32);
+  specs.push_back(Spec::Matmul(4, 4, 64, {}, {.layout = p32}));
+  specs.push_back(Spec::Matmul(4, 4, 64, {}, {.layout = p32.Paired()}));
   EXPECT_TRUE(absl::VerifyTypeImplementsAbslHashCorrectly(specs));
 }
 

@@ -46,14 +46,15 @@ Spec RandomValidSpec(std::mt19937_64& rng) {
     TensorAux& a = s.aux[i];
     a.dtype = static_cast<DType>(pick(0, 1));
     a.level = static_cast<Level>(pick(0, kNumLevels - 1));
-    a.layout = static_cast<Layout>(pick(0, 1));
+    const Order order = static_cast<Order>(pick(0, 1));
+    a.layout = order;
     if (a.level == Level::kVRF) {
       a.vector_width = kWidths[pick(0, 3)];
     } else if (pick(0, 3) == 0) {
-      a.pack = static_cast<uint16_t>(pick(1, 64));
-      if (a.layout == Layout::kRowMajor && pick(0, 2) == 0) a.interleave = 2;
-      if (a.layout == Layout::kRowMajor && pick(0, 2) == 0)
-        a.sections = static_cast<uint8_t>(2 << pick(0, 2));
+      a.layout = Layout::Panels(order, pick(1, 64));
+      if (a.layout.row_major() && pick(0, 2) == 0) a.layout = a.layout.Paired();
+      if (a.layout.row_major() && pick(0, 2) == 0)
+        a.layout = a.layout.InSections(2 << pick(0, 2));
     }
   }
   s.serial = pick(0, 1) == 1;
@@ -120,11 +121,11 @@ TEST(SpecTextTest, ParsesTheDocumentedExamples) {
   EXPECT_EQ(s->k, 1);
   EXPECT_EQ(s->n, 16);
   EXPECT_EQ(s->aux[0],
-            (TensorAux{DType::kF32, Level::kL1, Layout::kRowMajor, 0}));
+            (TensorAux{DType::kF32, Level::kL1, Order::kRowMajor, 0}));
   EXPECT_EQ(s->aux[1],
-            (TensorAux{DType::kF32, Level::kL1, Layout::kRowMajor, 0}));
+            (TensorAux{DType::kF32, Level::kL1, Order::kRowMajor, 0}));
   EXPECT_EQ(s->aux[2],
-            (TensorAux{DType::kF32, Level::kVRF, Layout::kRowMajor, 8}));
+            (TensorAux{DType::kF32, Level::kVRF, Order::kRowMajor, 8}));
   EXPECT_TRUE(s->serial);
   // Nothing is farther out than L1, so no cache budget can be spent.
   EXPECT_EQ(s->budget, (Budget{3, 2, 0, 0, 0}));
@@ -133,7 +134,7 @@ TEST(SpecTextTest, ParsesTheDocumentedExamples) {
   ASSERT_THAT(s, IsOk());
   EXPECT_EQ(*s,
             Spec::Matmul(1, 2048, 16384, {.dtype = DType::kBF16},
-                         {.dtype = DType::kBF16, .layout = Layout::kColMajor},
+                         {.dtype = DType::kBF16, .layout = Order::kColMajor},
                          {.dtype = DType::kF32}));
   EXPECT_FALSE(s->serial);
   EXPECT_FALSE(s->budget.has_value());
@@ -183,8 +184,8 @@ TEST(SpecTextTest, NonCanonicalTextsPrintCanonically) {
 }
 
 TEST(SpecTextTest, FactorySpecsRoundTrip) {
-  const TensorAux vrf8{DType::kF32, Level::kVRF, Layout::kRowMajor, 8};
-  const TensorAux l1_col{DType::kBF16, Level::kL1, Layout::kColMajor, 0};
+  const TensorAux vrf8{DType::kF32, Level::kVRF, Order::kRowMajor, 8};
+  const TensorAux l1_col{DType::kBF16, Level::kL1, Order::kColMajor, 0};
   const Spec kSpecs[] = {
       Spec::Matmul(256, 256, 256),
       Spec::Matmul(6, 1, 16, {.level = Level::kL1}, {.level = Level::kL1}, vrf8,
@@ -361,11 +362,10 @@ TEST(SpecTextTest, RejectsBadSections) {
 TEST(SpecTextTest, InterleavedPanelsParse) {
   absl::StatusOr<Spec> s = ParseSpec("matmul 3x1x20 bf16*bf16->f32 b=p32x2");
   ASSERT_THAT(s, IsOk());
-  EXPECT_EQ(s->aux[1].pack, 32);
-  EXPECT_EQ(s->aux[1].interleave, 2);
+  EXPECT_EQ(s->aux[1].layout, Layout::Panels(Order::kRowMajor, 32).Paired());
   s = ParseSpec("matmul 3x1x20 bf16*bf16->f32 b=p32");
   ASSERT_THAT(s, IsOk());
-  EXPECT_EQ(s->aux[1].pack, 0);
+  EXPECT_FALSE(s->aux[1].layout.packed());
   s = ParseSpec("matmul 3x1x1 bf16*bf16->f32 b=p32x2");  // one element
   ASSERT_THAT(s, IsOk());
   EXPECT_EQ(s->aux[1], TensorAux{.dtype = DType::kBF16});

@@ -29,7 +29,7 @@ using testing::UsesKernel;
 // The grid: M in {1, 3, 16}, K and N in {1, 7, 100, 2053}, B row- or
 // column-major; one shard per ISA, layout and M so that ctest -j spreads them.
 class Bf16Grid
-    : public ::testing::TestWithParam<std::tuple<Isa, Layout, int64_t>> {};
+    : public ::testing::TestWithParam<std::tuple<Isa, Order, int64_t>> {};
 
 TEST_P(Bf16Grid, MatchesTheReference) {
   const auto [isa, layout, m] = GetParam();
@@ -44,7 +44,7 @@ TEST_P(Bf16Grid, MatchesTheReference) {
 INSTANTIATE_TEST_SUITE_P(
     Bf16, Bf16Grid,
     ::testing::Combine(::testing::Values(Isa::kAvx2, Isa::kAvx512),
-                       ::testing::Values(Layout::kRowMajor, Layout::kColMajor),
+                       ::testing::Values(Order::kRowMajor, Order::kColMajor),
                        ::testing::Values(1, 3, 16)),
     [](const auto& info) {
       return absl::StrCat(Name(std::get<0>(info.param)), "_b",
@@ -170,7 +170,7 @@ TEST_P(Bf16Test, PrefetchesOnlyLongStreams) {
 TEST_P(Bf16Test, DotProducts) {
   int dp = 0;
   for (int64_t k : {2, 3, 15, 16, 17, 31, 32, 33, 63, 100, 1025, 2053}) {
-    Spec s = Bf16Matmul(1, k, 3, Layout::kColMajor);
+    Spec s = Bf16Matmul(1, k, 3, Order::kColMajor);
     EXPECT_TRUE(KernelMatchesReference(Rt(GetParam(), 1), s));
     absl::StatusOr<KernelPtr> kernel = Rt(GetParam(), 1).Get(s);
     ASSERT_TRUE(kernel.ok());

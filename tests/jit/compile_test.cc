@@ -72,7 +72,7 @@ TEST_P(CompileTest, ParallelRootLoop) {
 
 TEST_P(CompileTest, LayoutsAndAccumulation) {
   TensorAux row, col;
-  col.layout = Layout::kColMajor;
+  col.layout = Order::kColMajor;
   for (bool accum : {false, true})
     for (const TensorAux& a : {row, col})
       for (const TensorAux& b : {row, col})
@@ -116,7 +116,7 @@ TEST_P(CompileTest, DotProductShapes) {
   for (int64_t m : {1, 3})
     for (int64_t k : {2, 7, 8, 9, 16, 17, 31, 100, 513, 2053})
       for (int64_t n : {1, 5}) {
-        Spec s = Spec::Matmul(m, k, n, {}, {.layout = Layout::kColMajor});
+        Spec s = Spec::Matmul(m, k, n, {}, {.layout = Order::kColMajor});
         EXPECT_TRUE(KernelMatchesReference(Rt(), s));
         absl::StatusOr<KernelPtr> kernel = Rt().Get(s);
         ASSERT_TRUE(kernel.ok());
@@ -135,8 +135,8 @@ TEST_P(CompileTest, StridedOperandsWithPrimePitches) {
   for (const Spec& user :
        {Spec::Matmul(7, 13, 17), Spec::Matmul(37, 19, 41),
         Spec::Matmul(64, 64, 64),
-        Spec::Matmul(13, 29, 31, {.layout = Layout::kColMajor}, {},
-                     {.layout = Layout::kColMajor},
+        Spec::Matmul(13, 29, 31, {.layout = Order::kColMajor}, {},
+                     {.layout = Order::kColMajor},
                      /*accum=*/true)}) {
     Searcher searcher(t);
     absl::StatusOr<ImplPtr> impl = searcher.Solve(t.Bind(user));
@@ -149,7 +149,7 @@ TEST_P(CompileTest, StridedOperandsWithPrimePitches) {
     void* ptrs[3];
     for (int i = 0; i < 3; ++i) {
       TensorSpec op = user.Operand(i);
-      const bool row_major = op.aux.layout == Layout::kRowMajor;
+      const bool row_major = op.aux.layout.row_major();
       const int64_t inner = row_major ? op.cols : op.rows;
       const int64_t outer = row_major ? op.rows : op.cols;
       const int64_t pitch = inner + pads[i];
@@ -167,7 +167,7 @@ TEST_P(CompileTest, StridedOperandsWithPrimePitches) {
     // Copy the output window back into the dense operands and check it; the
     // padding of every operand is still -7.
     TensorSpec c = user.Operand(2);
-    const bool row_major = c.aux.layout == Layout::kRowMajor;
+    const bool row_major = c.aux.layout.row_major();
     const int64_t inner = row_major ? c.cols : c.rows;
     const int64_t outer = row_major ? c.rows : c.cols;
     float* out = static_cast<float*>(dense.ptr(2));
@@ -179,7 +179,7 @@ TEST_P(CompileTest, StridedOperandsWithPrimePitches) {
     EXPECT_TRUE(v.ok) << PrintSpec(user) << ": " << v.max_rel_err;
     for (int i = 0; i < 3; ++i) {
       TensorSpec op = user.Operand(i);
-      const int64_t in = op.aux.layout == Layout::kRowMajor ? op.cols : op.rows;
+      const int64_t in = op.aux.layout.row_major() ? op.cols : op.rows;
       for (size_t q = 0; q < padded[i].size(); ++q) {
         if (static_cast<int64_t>(q) % (in + pads[i]) >= in) {
           ASSERT_EQ(padded[i][q], -7.0f) << "operand " << i << " padding";

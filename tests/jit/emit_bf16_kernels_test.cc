@@ -31,8 +31,7 @@ Spec PairMatmul(int64_t m, int64_t k, int64_t n, int panel,
                 bool accum = false) {
   TensorAux b{.dtype = DType::kBF16};
   if (panel) {
-    b.pack = static_cast<uint16_t>(panel);
-    b.interleave = 2;
+    b.layout = Layout::Panels(Order::kRowMajor, panel).Paired();
   }
   return Spec::Matmul(m, k, n, {.dtype = DType::kBF16}, b, {}, accum);
 }
@@ -96,7 +95,7 @@ TEST(PairKernels, SearchChoosesTheOuterProduct) {
     ASSERT_TRUE(k.ok()) << k.status();
     EXPECT_TRUE(UsesKernel((*k)->impl(), KernelId::kOuterBf16))
         << PrintImpl((*k)->impl());
-    if (s.aux[1].interleave == 0) {
+    if (!s.aux[1].layout.paired()) {
       EXPECT_TRUE(UsesKernel((*k)->impl(), KernelId::kCopyPairs))
           << PrintImpl((*k)->impl());
     }

@@ -63,7 +63,7 @@ TEST_F(CApiTest, OperandBytesAndTheSizedRun) {
 TEST_F(CApiTest, PackedOperandBytesCountThePanels) {
   Get("matmul 3x4x40 f32 b=p32");
   EXPECT_EQ(amarena_kernel_operand_bytes(k_, 1),
-            static_cast<size_t>(StoredElements(spec_.Operand(1)) * 4));
+            static_cast<size_t>(spec_.Operand(1).StoredElements() * 4));
   EXPECT_EQ(amarena_kernel_operand_bytes(k_, 1), 2u * 32 * 4 * 4);
 }
 

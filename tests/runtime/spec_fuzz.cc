@@ -179,7 +179,7 @@ amarena_status RunOnZeros(const amarena_kernel* k, size_t max_bytes,
   std::vector<size_t> bytes;
   for (int i = 0; i < s->NumOperands(); ++i) {
     const amarena::TensorSpec t = s->Operand(i);
-    bytes.push_back(static_cast<size_t>(amarena::StoredElements(t)) *
+    bytes.push_back(static_cast<size_t>(t.StoredElements()) *
                     amarena::SizeOf(t.aux.dtype) * static_cast<size_t>(s->b));
     total += bytes.back();
   }

@@ -109,7 +109,7 @@ TEST(ReplayTest, PairLayoutsRoundTripAndReplay) {
         absl::StatusOr<Action> back = ParseAction(d);
         ASSERT_TRUE(back.ok()) << d << ": " << back.status();
         EXPECT_EQ(*back, c.action) << d;
-        pairs += c.action.to.interleave != 0;
+        pairs += c.action.to.layout.paired();
       }
     absl::StatusOr<ImplPtr> again = Replay(bound, EncodeDecisions(**impl), t);
     ASSERT_TRUE(again.ok()) << again.status();

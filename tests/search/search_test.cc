@@ -229,7 +229,7 @@ TEST(SearchTest, DpEqualsBruteForceBf16UpTo6x6x6) {
   BruteForce brute(t);
   Searcher dp(t);
   int feasible = 0;
-  for (Layout layout : {Layout::kRowMajor, Layout::kColMajor})
+  for (Order layout : {Order::kRowMajor, Order::kColMajor})
     for (int64_t m = 1; m <= 6; ++m)
       for (int64_t k = 1; k <= 6; ++k)
         for (int64_t n = 1; n <= 6; ++n)
@@ -310,8 +310,8 @@ TEST(SearchTest, PackedBAndBlockingAtL2AndL1For512And1024) {
       const ImplNode* n = &node;
       if (n->how.type == NodeType::kAlloc) {
         const AllocInfo& a = n->how.alloc;
-        packed_b |=
-            a.kind == AllocKind::kBuffer && a.operand == 1 && a.to.pack != 0;
+        packed_b |= a.kind == AllocKind::kBuffer && a.operand == 1 &&
+                    a.to.layout.packed();
         l2 |= a.to.level == Level::kL2;
         l1 |= a.to.level == Level::kL1;
       }
@@ -395,10 +395,10 @@ TEST(SearchTest, PanelsInSectionsAreTiledByWholeGroups) {
       ForEachNode(**impl, [&](const ImplNode& node) {
         const TensorSpec b = node.spec.Operand(1);
         if (node.how.type == NodeType::kLoop && node.how.loop.dim == Dim::kN &&
-            b.aux.sections > 1) {
-          const int64_t group = b.aux.sections * b.aux.pack;
-          EXPECT_EQ(node.how.loop.tile % (b.cols > group ? group : b.aux.pack),
-                    0)
+            b.layout().in_sections()) {
+          const int64_t p = b.layout().panel_width();
+          const int64_t group = b.layout().section_count() * p;
+          EXPECT_EQ(node.how.loop.tile % (b.cols > group ? group : p), 0)
               << PrintImpl(**impl);
         }
         far_pair |= node.how.type == NodeType::kAlloc &&

@@ -56,7 +56,7 @@ TEST(WeightLayoutTest, SectionsOnlyWhereTheyAreFarApart) {
     int n = 0;
     for (const Spec& s :
          WeightLayoutCandidates(*ParseSpec(text), Target::Avx2(kCaches)))
-      n += s.aux[1].sections != 0;
+      n += s.aux[1].layout.in_sections();
     return n;
   };
   EXPECT_EQ(sectioned("matmul 1x2048x1024 bf16*bf16->f32"), 4);
@@ -135,10 +135,10 @@ TEST(WeightLayoutTest, SearchChoosesPanelsForStreamedWeights) {
         *ParseSpec("matmul 1x1024x4096 bf16*bf16->f32"), t, cost);
     ASSERT_THAT(c, IsOk());
     for (const auto& [s, cost] : c->tried) EXPECT_LE(c->cost, cost);
-    EXPECT_GT(c->spec.aux[1].pack, 0) << PrintSpec(c->spec);
-    EXPECT_EQ(c->spec.aux[1].interleave, t.bf16_dot ? 2 : 0)
-        << PrintSpec(c->spec);
-    EXPECT_EQ(c->spec.aux[1].sections, 2) << PrintSpec(c->spec);
+    const Layout& b = c->spec.aux[1].layout;
+    EXPECT_TRUE(b.packed()) << PrintSpec(c->spec);
+    EXPECT_EQ(b.paired(), t.bf16_dot) << PrintSpec(c->spec);
+    EXPECT_EQ(b.section_count(), 2) << PrintSpec(c->spec);
   }
 }
 

@@ -28,7 +28,7 @@ enum class Placement { kBack, kFront };
 // Bytes operand i of `s` occupies in its layout (panel padding included).
 inline size_t OperandBytes(const Spec& s, int i) {
   const TensorSpec t = s.Operand(i);
-  return static_cast<size_t>(StoredElements(t)) * SizeOf(t.aux.dtype);
+  return static_cast<size_t>(t.StoredElements()) * SizeOf(t.aux.dtype);
 }
 
 class GuardedOperands {

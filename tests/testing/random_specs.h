@@ -25,9 +25,9 @@ inline std::vector<Spec> RandomMatmuls(int count, int max_dim, uint64_t seed) {
   std::vector<Spec> out;
   for (int i = 0; i < count; ++i) {
     TensorAux a, b, c;
-    a.layout = col(rng) ? Layout::kColMajor : Layout::kRowMajor;
-    b.layout = col(rng) ? Layout::kColMajor : Layout::kRowMajor;
-    c.layout = col(rng) ? Layout::kColMajor : Layout::kRowMajor;
+    a.layout = col(rng) ? Order::kColMajor : Order::kRowMajor;
+    b.layout = col(rng) ? Order::kColMajor : Order::kRowMajor;
+    c.layout = col(rng) ? Order::kColMajor : Order::kRowMajor;
     int64_t m = dim(rng), k = dim(rng), n = dim(rng);
     out.push_back(Spec::Matmul(m, k, n, a, b, c, /*accum=*/i % 4 == 3));
   }
