@@ -14,9 +14,11 @@
 //      (core/kernels.cc), with its register arithmetic written next to it;
 //   2. its emitter in jit/ and its entry in kEmitters (jit/emit_kernels.cc),
 //      allocating scratch with Emitter::AllocVreg only;
-//   3. nothing else: tests/jit/kernels_test.cc checks every row against its
-//      emitter (scratch registers, cost against the lower bound) on random
-//      applicable Specs, and runs it on the edge shapes of one list.
+//   3. no test of its own: tests/jit/kernels_test.cc holds every row to its
+//      emitter (scratch registers) and to the lower bound on random Specs it
+//      applies to, and tests/jit/kernel_edges_test.cc runs every row on the
+//      edge shapes of one list (extend that list if the kernel reads a
+//      layout or dtype it lacks).
 //   Bump kGeneratorVersion and kCostModelVersion, as for any change to what
 //   the search offers or prices.
 #ifndef AMARENA_CORE_KERNELS_H_
