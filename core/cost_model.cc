@@ -155,35 +155,41 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
   return c;
 }
 
-}  // namespace amarena
+namespace {
 
-namespace amarena {
+// The fewest FMA-priced instructions any tree for the matmul `spec` executes,
+// folded over the catalogue's peak rates (KernelInfo::peak_rate): a tree's
+// leaves are kernels that may run below `spec`, covering its multiply-adds.
+// - A tree of broadcast-form kernels only executes at least LeastOps at their
+//   widest lanes and most k per instruction: that rate bounds each of them,
+//   and LeastOps is subadditive, so the tiles together pay at least that.
+// - Likewise a tree of dot-form kernels only.
+// - A tree mixing both forms: at least the multiply-adds over the most any
+//   one instruction covers (only the total count is a bound then).
+int64_t LeastMatmulOps(const Spec& spec, const Target& t) {
+  std::optional<PeakRate> rows, dots;
+  int64_t most_macs = 1;
+  for (KernelId id : AllKernels()) {
+    const std::optional<PeakRate> r = Info(id).peak_rate(spec, t);
+    if (!r) continue;
+    std::optional<PeakRate>& form = r->dot ? dots : rows;
+    if (!form) form = PeakRate{.dot = r->dot, .lanes = 1, .k_per_op = 1};
+    form->lanes = std::max(form->lanes, r->lanes);
+    form->k_per_op = std::max(form->k_per_op, r->k_per_op);
+    most_macs = std::max(most_macs, r->lanes * r->k_per_op);
+  }
+  if (!rows && !dots) return 0;  // no kernel: no tree to bound
+  if (!dots) return LeastOps(*rows, spec);
+  if (!rows) return LeastOps(*dots, spec);
+  return std::min({LeastOps(*rows, spec), LeastOps(*dots, spec),
+                   (spec.Macs() + most_macs - 1) / most_macs});
+}
+
+}  // namespace
 
 int64_t LowerBound(const Spec& spec, const Target& t) {
-  // An FMA covers at most the target's lanes of one output row.
   int64_t lb = 0;
-  if (spec.IsMatmul()) {
-    int64_t per_row = (spec.n + t.f32_lanes - 1) / t.f32_lanes;
-    // With AVX-512 BF16 and bf16 inputs, vdpbf16ps's outer-product form
-    // (kOuterBf16) covers two adjacent k of one row's vector in one
-    // instruction: column j of row i then needs ceil(k/2) instructions, and
-    // columns a vector apart never share one.
-    const bool k_pairs = t.bf16_dot && spec.aux[0].dtype == DType::kBF16 &&
-                         spec.aux[1].dtype == DType::kBF16;
-    const int64_t k_steps = k_pairs ? (spec.k + 1) / 2 : spec.k;
-    lb = spec.b * spec.m * k_steps * per_row * t.cost.fma;
-    // Where dot products may run (A's rows and B's columns contiguous along
-    // k; no rewrite changes either layout but packing B into row panels), a
-    // vector covers `lanes` (vdpbf16ps: 2 * lanes) multiply-adds along k
-    // instead, in any mix with the broadcast form: only the total count is a
-    // bound then.
-    if (spec.aux[0].layout.row_major() && !spec.aux[1].layout.row_major()) {
-      const int64_t lanes =
-          t.f32_lanes *
-          (t.bf16_dot && spec.aux[0].dtype == DType::kBF16 ? 2 : 1);
-      lb = std::min(lb, (spec.Macs() + lanes - 1) / lanes * t.cost.fma);
-    }
-  }
+  if (spec.IsMatmul()) lb = LeastMatmulOps(spec, t) * t.cost.fma;
   // Moves and zeros touch every element of their output, at most a vector at
   // a time: a store each, unless the output is registers (then a load for a
   // move, one unit for a zero).

@@ -1,6 +1,7 @@
 #include "core/kernels.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace amarena {
 namespace {
@@ -52,6 +53,21 @@ int MaskScratch(const TensorSpec& r, const Target& t) {
   return Masked(r) && t.isa == Isa::kAvx2 ? 1 : 0;
 }
 
+// Which kernels' leaves a tree for `s` can hold, by their kind: its own (a
+// matmul's as kMatmulAccum); for a matmul also moves (a register tile's loads
+// and stores, packing copies) and zeros (to-accum); for a zero also moves (its
+// register tile's stores).
+bool MayHold(const Spec& s, Kind leaf) {
+  if (s.IsMatmul()) return true;
+  return leaf == s.kind || (s.kind == Kind::kZero && leaf == Kind::kMove);
+}
+
+// Both inputs bf16 on a target with vdpbf16ps: the k-pair kernels may run
+// (a bf16 B may be cast to f32 below, never the other way).
+bool PairsMayRun(const Spec& s, const Target& t) {
+  return t.bf16_dot && s.IsMatmul() && Bf16(s.aux[0]) && Bf16(s.aux[1]);
+}
+
 // A masked AVX2 store (vmaskmovps m256) is microcoded on AMD cores: priced as
 // six stores (an estimate, not measured); masked loads and AVX-512 masked
 // accesses cost what plain ones do.
@@ -98,6 +114,18 @@ int BroadcastFmaScratchOf(const Spec& s, const Target& t) {
   return static_cast<int>(VectorsPerRow(s)) + 1 + mask;
 }
 
+// Most: ceil(n/vw) <= n B vectors (one lane per register at worst), the
+// broadcast and a mask, with n at most the matmul's own.
+int BroadcastFmaMostScratch(const Spec& s, const Target&) {
+  return s.IsMatmul() ? static_cast<int>(std::min<int64_t>(s.n, 1 << 20)) + 2
+                      : 0;
+}
+// m * ceil(n/vw) FMAs with vw at most the target's lanes, one k each.
+std::optional<PeakRate> BroadcastFmaRate(const Spec& s, const Target& t) {
+  if (!s.IsMatmul()) return std::nullopt;
+  return PeakRate{.lanes = t.f32_lanes};
+}
+
 // --- kScalarFma
 // ------------------------------------------------------------------ Scratch: c
 // and a in two xmm. The load-FMA-store chain through memory is latency bound
@@ -111,6 +139,14 @@ bool ScalarFmaApplies(const Spec& s, const Target&) {
   return true;
 }
 int ScalarFmaScratch(const Spec&, const Target&) { return 2; }
+int ScalarFmaMostScratch(const Spec& s, const Target&) {
+  return s.IsMatmul() ? 2 : 0;
+}
+// One multiply-add per call, priced as ten FMAs.
+std::optional<PeakRate> ScalarFmaRate(const Spec& s, const Target&) {
+  if (!s.IsMatmul()) return std::nullopt;
+  return PeakRate{};
+}
 int64_t ScalarFmaCost(const Spec&, const Target& t) {
   return 5 * t.cost.fma * 2;
 }
@@ -139,6 +175,12 @@ bool MemZeroApplies(const Spec& s, const Target& t) {
          MemZeroStores(o, t.f32_lanes) <= kMaxUnrolledStores;
 }
 int MemZeroScratch(const Spec&, const Target&) { return 1; }
+int MemZeroMostScratch(const Spec& s, const Target&) {
+  return MayHold(s, Kind::kZero) ? 1 : 0;
+}
+std::optional<PeakRate> NoRate(const Spec&, const Target&) {
+  return std::nullopt;
+}
 int64_t MemZeroCost(const Spec& s, const Target& t) {
   return MemZeroStores(s.Operand(0), t.f32_lanes) * t.cost.store;
 }
@@ -153,6 +195,10 @@ bool MoveApplies(const Spec& s, const Target& t, Level from, Level to) {
   const TensorSpec& mem = to == Level::kVRF ? src : dst;
   return RegisterTileOk(reg, t) &&
          ColumnsVectorisable(mem, reg.aux.vector_width, t);
+}
+// At most the AVX2 mask.
+int VectorMoveMostScratch(const Spec& s, const Target& t) {
+  return MayHold(s, Kind::kMove) && t.isa == Isa::kAvx2 ? 1 : 0;
 }
 int VectorLoadScratch(const Spec& s, const Target& t) {
   return MaskScratch(s.Operand(1), t);
@@ -201,6 +247,9 @@ bool CopyApplies(const Spec& s, const Target& t) {
          CopyOps(s, t.f32_lanes) <= kMaxUnrolledStores;
 }
 int OneScratch(const Spec&, const Target&) { return 1; }
+int CopyMostScratch(const Spec& s, const Target&) {
+  return MayHold(s, Kind::kMove) ? 1 : 0;
+}
 int64_t CopyCost(const Spec& s, const Target& t) {
   const bool cast = s.aux[0].dtype != s.aux[1].dtype;
   return CopyOps(s, t.f32_lanes) *
@@ -221,7 +270,8 @@ int64_t DotVectors(KernelId id, const Spec& s, const Target& t) {
   return (s.k + DotLanes(id, t) - 1) / DotLanes(id, t);
 }
 int DotAccumulators(KernelId id, const Spec& s, const Target& t) {
-  return static_cast<int>(std::min<int64_t>(DotVectors(id, s, t), 4));
+  return static_cast<int>(
+      std::min<int64_t>(DotVectors(id, s, t), kMaxDotAccumulators));
 }
 bool DotShapeOk(KernelId id, const Spec& s, const Target& t) {
   if (s.kind != Kind::kMatmulAccum || s.m != 1 || s.n != 1 || s.k < 2 ||
@@ -258,6 +308,25 @@ int64_t DotCostOf(KernelId id, const Spec& s, const Target& t,
   return std::max({v * t.cost.fma + widen, loads * t.cost.load, chain}) +
          6 * t.cost.fma + t.cost.load + t.cost.store;
 }
+// Dot products need A's rows and B's columns contiguous along k. No rewrite
+// makes an operand column-major or changes A's layout (packing makes B row
+// panels), so where A is not row-major or B not column-major none can run
+// below.
+bool DotMayRun(const Spec& s) {
+  return s.IsMatmul() && s.aux[0].layout == Layout::kRowMajor &&
+         s.aux[1].layout == Layout::kColMajor;
+}
+// Most: 4 accumulators + A's vector + B's (+ an AVX2 mask): 7 with AVX2, 6
+// with AVX-512; bf16 (widened) 4 + 2.
+int DotMostScratch(const Spec& s, const Target& t) {
+  return DotMayRun(s) ? kMaxDotAccumulators + 2 + (t.isa == Isa::kAvx2 ? 1 : 0)
+                      : 0;
+}
+// ceil(k/lanes) FMAs per output (bf16 widened to f32 lanes first).
+std::optional<PeakRate> DotRate(const Spec& s, const Target& t) {
+  if (!DotMayRun(s)) return std::nullopt;
+  return PeakRate{.dot = true, .lanes = t.f32_lanes};
+}
 int64_t DotCost(const Spec& s, const Target& t) {
   const int64_t v = DotVectors(KernelId::kDot, s, t);
   return DotCostOf(KernelId::kDot, s, t, 4,  // 4-cycle FMA latency
@@ -274,6 +343,15 @@ bool DotBf16Applies(const Spec& s, const Target& t) {
 int DotBf16Scratch(const Spec& s, const Target& t) {
   const bool partial = s.k % DotLanes(KernelId::kDotBf16, t) != 0;
   return DotAccumulators(KernelId::kDotBf16, s, t) + 1 + (partial ? 1 : 0);
+}
+// Most: 4 accumulators + A's vector + B's partial one.
+int DotBf16MostScratch(const Spec& s, const Target& t) {
+  return DotMayRun(s) && PairsMayRun(s, t) ? kMaxDotAccumulators + 2 : 0;
+}
+// ceil(k / (2 lanes)) vdpbf16ps per output: 2 * f32_lanes bf16 of k each.
+std::optional<PeakRate> DotBf16Rate(const Spec& s, const Target& t) {
+  if (!DotMayRun(s) || !PairsMayRun(s, t)) return std::nullopt;
+  return PeakRate{.dot = true, .lanes = 2 * t.f32_lanes};
 }
 int64_t DotBf16Cost(const Spec& s, const Target& t) {
   return DotCostOf(KernelId::kDotBf16, s, t, 6, 0);
@@ -301,6 +379,17 @@ bool OuterBf16Applies(const Spec& s, const Target& t) {
 }
 int OuterBf16Scratch(const Spec& s, const Target&) {
   return static_cast<int>(VectorsPerRow(s)) + 1;
+}
+// Most: ceil(n/vw) + 1 with vw at least 8.
+int OuterBf16MostScratch(const Spec& s, const Target& t) {
+  if (!PairsMayRun(s, t)) return 0;
+  return static_cast<int>(std::min<int64_t>((s.n + 7) / 8, 1 << 20)) + 1;
+}
+// A vdpbf16ps covers one row's vector of at most the target's lanes and two
+// k (a k-pair).
+std::optional<PeakRate> OuterBf16Rate(const Spec& s, const Target& t) {
+  if (!PairsMayRun(s, t)) return std::nullopt;
+  return PeakRate{.lanes = t.f32_lanes, .k_per_op = 2};
 }
 // m * ceil(n/vw) vdpbf16ps on the FMA pipes (priced as FMAs; k = 1 adds a
 // shift per B vector and per broadcast) against ceil(n/vw) + m loads and a
@@ -338,30 +427,58 @@ bool CopyPairsApplies(const Spec& s, const Target& t) {
          CopyPairsVectors(s, t) <= kMaxUnrolledStores;
 }
 int TwoScratch(const Spec&, const Target&) { return 2; }
+int CopyPairsMostScratch(const Spec& s, const Target& t) {
+  return t.bf16_dot && MayHold(s, Kind::kMove) ? 2 : 0;
+}
 int64_t CopyPairsCost(const Spec& s, const Target& t) {
   return CopyPairsVectors(s, t) *
              (2 * std::max(t.cost.load, t.cost.store) + 2 * WidenCost(t)) +
          s.m * ((2 * s.n + 63) / 64) * t.cost.load;
 }
 
-const KernelInfo kInfos[kNumKernels] = {
-    {"broadcast_fma", BroadcastFmaApplies, BroadcastFmaScratchOf,
-     BroadcastFmaCost},
-    {"scalar_fma", ScalarFmaApplies, ScalarFmaScratch, ScalarFmaCost},
-    {"vector_zero", VectorZeroApplies, NoScratch, VectorZeroCost},
-    {"mem_zero", MemZeroApplies, MemZeroScratch, MemZeroCost},
-    {"vector_load", VectorLoadApplies, VectorLoadScratch, VectorLoadCost},
-    {"vector_store", VectorStoreApplies, VectorStoreScratch, VectorStoreCost},
-    {"copy", CopyApplies, OneScratch, CopyCost},
-    {"dot", DotApplies, DotScratch, DotCost},
-    {"dot_bf16", DotBf16Applies, DotBf16Scratch, DotBf16Cost},
-    {"outer_bf16", OuterBf16Applies, OuterBf16Scratch, OuterBf16Cost},
-    {"copy_pairs", CopyPairsApplies, TwoScratch, CopyPairsCost},
+// One row per KernelId, in its order.
+constexpr KernelInfo kInfos[] = {
+    {KernelId::kBroadcastFma, "broadcast_fma", Kind::kMatmulAccum,
+     BroadcastFmaApplies, BroadcastFmaScratchOf, 2, BroadcastFmaMostScratch,
+     BroadcastFmaCost, BroadcastFmaRate},
+    {KernelId::kScalarFma, "scalar_fma", Kind::kMatmulAccum, ScalarFmaApplies,
+     ScalarFmaScratch, 2, ScalarFmaMostScratch, ScalarFmaCost, ScalarFmaRate},
+    {KernelId::kVectorZero, "vector_zero", Kind::kZero, VectorZeroApplies,
+     NoScratch, 0, NoScratch, VectorZeroCost, NoRate},
+    {KernelId::kMemZero, "mem_zero", Kind::kZero, MemZeroApplies,
+     MemZeroScratch, 1, MemZeroMostScratch, MemZeroCost, NoRate},
+    {KernelId::kVectorLoad, "vector_load", Kind::kMove, VectorLoadApplies,
+     VectorLoadScratch, 0, VectorMoveMostScratch, VectorLoadCost, NoRate},
+    {KernelId::kVectorStore, "vector_store", Kind::kMove, VectorStoreApplies,
+     VectorStoreScratch, 0, VectorMoveMostScratch, VectorStoreCost, NoRate},
+    {KernelId::kCopy, "copy", Kind::kMove, CopyApplies, OneScratch, 1,
+     CopyMostScratch, CopyCost, NoRate},
+    {KernelId::kDot, "dot", Kind::kMatmulAccum, DotApplies, DotScratch, 2,
+     DotMostScratch, DotCost, DotRate},
+    {KernelId::kDotBf16, "dot_bf16", Kind::kMatmulAccum, DotBf16Applies,
+     DotBf16Scratch, 2, DotBf16MostScratch, DotBf16Cost, DotBf16Rate},
+    {KernelId::kOuterBf16, "outer_bf16", Kind::kMatmulAccum, OuterBf16Applies,
+     OuterBf16Scratch, 2, OuterBf16MostScratch, OuterBf16Cost, OuterBf16Rate},
+    {KernelId::kCopyPairs, "copy_pairs", Kind::kMove, CopyPairsApplies,
+     TwoScratch, 2, CopyPairsMostScratch, CopyPairsCost, NoRate},
 };
+static_assert(std::size(kInfos) == kNumKernels, "one row per KernelId");
+constexpr bool RowsInIdOrder() {
+  for (int i = 0; i < kNumKernels; ++i)
+    if (kInfos[i].id != static_cast<KernelId>(i)) return false;
+  return true;
+}
+static_assert(RowsInIdOrder(), "kInfos rows follow KernelId's order");
 
 }  // namespace
 
 const KernelInfo& Info(KernelId id) { return kInfos[static_cast<int>(id)]; }
+
+int64_t LeastOps(const PeakRate& r, const Spec& s) {
+  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  if (r.dot) return s.b * s.m * s.n * ceil_div(s.k, r.lanes);
+  return s.b * s.m * ceil_div(s.k, r.k_per_op) * ceil_div(s.n, r.lanes);
+}
 
 std::array<KernelId, kNumKernels> AllKernels() {
   std::array<KernelId, kNumKernels> all;

@@ -1,16 +1,32 @@
-// The microkernel catalogue: for each kernel, when it applies to a Spec, how
-// many scratch vector registers it needs beyond its operands, and what it
-// costs. The search selects from this table; jit/emit_kernels.cc holds the
-// emitter for each entry (one switch over KernelId, so a kernel without an
-// emitter does not compile cleanly).
+// The microkernel catalogue: one row per kernel holding every fact the search
+// and the cost model use about it (KernelInfo): which Specs it applies to, the
+// scratch vector registers it takes (for one Spec, the fewest, and the most
+// under any Spec), its cost, and its peak rate (its share of the lower bound).
+// The search and the cost model fold over AllKernels() and name no kernel;
+// jit/emit_kernels.cc holds one emitter per row, in a table checked against
+// this one when it compiles.
 //
 //   for (KernelId id : AllKernels())
 //     if (Info(id).applies(spec, target)) ...
+//
+// Adding a kernel:
+//   1. a KernelId (kNumKernels counts up to the last) and its row in kInfos
+//      (core/kernels.cc), with its register arithmetic written next to it;
+//   2. its emitter in jit/ and its entry in kEmitters (jit/emit_kernels.cc),
+//      allocating scratch with Emitter::AllocVreg only;
+//   3. no test of its own: tests/jit/kernels_test.cc holds every row to its
+//      emitter (scratch registers) and to the lower bound on random Specs it
+//      applies to, and tests/jit/kernel_edges_test.cc runs every row on the
+//      edge shapes of one list (extend that list if the kernel reads a
+//      layout or dtype it lacks).
+//   Bump kGeneratorVersion and kCostModelVersion, as for any change to what
+//   the search offers or prices.
 #ifndef AMARENA_CORE_KERNELS_H_
 #define AMARENA_CORE_KERNELS_H_
 
 #include <array>
 #include <cstdint>
+#include <optional>
 
 #include "absl/strings/string_view.h"
 #include "core/spec.h"
@@ -60,7 +76,8 @@ enum class KernelId : uint8_t {
   // kOuterBf16).
   kCopyPairs,
 };
-inline constexpr int kNumKernels = 11;
+// kInfos and kEmitters have one row per id, in this order (static_asserts).
+inline constexpr int kNumKernels = static_cast<int>(KernelId::kCopyPairs) + 1;
 // The broadcast kernel prefetches the B rows it will read next when B streams
 // from memory, one prefetcht0 per 64 bytes of the row it reads now:
 // - a plain bf16 B whose rows are at least kPrefetchMinPitch bytes apart
@@ -109,13 +126,52 @@ inline constexpr int64_t kMaxDotVectors = 32;
 // Unrolled store sequences longer than this are left to loops.
 inline constexpr int64_t kMaxUnrolledStores = 64;
 
+// Most accumulators a dot kernel keeps: enough to cover the FMA latency.
+inline constexpr int kMaxDotAccumulators = 4;
+
+// The most work a matmul kernel does per FMA-priced instruction, its share of
+// the lower bound (LowerBound, core/cost_model.h). The broadcast form covers
+// at most `lanes` consecutive outputs of one row times `k_per_op` consecutive
+// k; the dot form (`dot`) at most `lanes` consecutive k of one output.
+struct PeakRate {
+  bool dot = false;
+  int64_t lanes = 1;
+  int64_t k_per_op = 1;
+};
+
+// The fewest instructions at rate `r` that cover the multiply-adds of `s`:
+// a kernel's cost is at least this times the FMA price for every Spec it
+// applies to, and the count is subadditive over tiles and k-splits of `s`
+// (ceilings of sums are at most sums of ceilings), so calls covering `s`
+// execute at least this many in all.
+int64_t LeastOps(const PeakRate& r, const Spec& s);
+
 struct KernelInfo {
+  KernelId id;
   absl::string_view name;
+  // The kind of Spec it implements: kMatmulAccum, kZero or kMove.
+  Kind kind;
   bool (*applies)(const Spec& s, const Target& t);
-  // Vector registers the kernel needs besides its operands (checked against the
-  // budget).
+  // Vector registers it takes besides its operands for `s`, one it applies
+  // to: select checks them against the VRF budget, and its emitter holds at
+  // most this many at once.
   int (*scratch_vregs)(const Spec& s, const Target& t);
+  // The fewest scratch_vregs over every Spec it applies to. A Spec of its
+  // kind whose VRF budget is below this for every kernel of that kind has no
+  // tree (ObviouslyInfeasible, search/search.h).
+  int least_scratch_vregs;
+  // At least scratch_vregs(leaf) for every Spec `leaf` it applies to that a
+  // tree for `s` can hold (sub-Specs only shrink extents); 0 when no such
+  // leaf can occur. The budget clamp (UsableBudget, search/search.h) adds the
+  // largest over the catalogue to the output tile's registers.
+  int (*most_scratch_vregs)(const Spec& s, const Target& t);
   int64_t (*cost)(const Spec& s, const Target& t);
+  // Matmul kernels: the peak rate, when a tree for `s` may hold a leaf this
+  // kernel applies to (a necessary condition, checked on any ancestor:
+  // layouts and dtypes only change as the pack rewrite allows); nullopt when
+  // it cannot, and always for the other kernels. Its cost at any Spec it
+  // applies to is at least LeastOps(rate) FMA prices.
+  std::optional<PeakRate> (*peak_rate)(const Spec& s, const Target& t);
 };
 
 const KernelInfo& Info(KernelId id);

@@ -1,6 +1,11 @@
-// One emitter per microkernel in core/kernels.h. Applicability, scratch
-// registers and cost live there; each emitter below relies on them (and only
-// asserts: the search has already checked).
+// One emitter per row of the kernel catalogue (core/kernels.h), listed in
+// kEmitters in the catalogue's order: a row without its emitter does not
+// compile. Applicability, scratch registers and cost live in the row; each
+// emitter relies on them (and only asserts: the search has already checked)
+// and takes scratch registers only through AllocVreg, so
+// tests/jit/kernels_test.cc can hold it to the row's scratch_vregs.
+#include <iterator>
+
 #include "jit/emit_check.h"
 #include "jit/emitter.h"
 
@@ -183,7 +188,7 @@ void MemZero(Emitter& e, const Spec& s, std::span<const View> v) {
 }
 
 // Between a memory tile and a register tile, one access per register; a
-// partial last vector per row goes under a mask.
+// partial last vector per row goes under a mask (AVX2: one scratch register).
 void VectorMove(Emitter& e, const View& mem, const View& reg, bool load) {
   const int mask = MaybeMaskReg(e, reg.cols, reg.vw);
   for (int64_t i = 0; i < reg.rows; ++i) {
@@ -305,7 +310,8 @@ void PrefetchColumnStream(Emitter& e, const View& b, int64_t i) {
 // cover the FMA latency), allocated and zeroed.
 std::vector<int> ZeroedAccumulators(Emitter& e, int64_t vectors) {
   std::vector<int> acc;
-  for (int64_t i = 0; i < std::min<int64_t>(vectors, 4); ++i) {
+  for (int64_t i = 0; i < std::min<int64_t>(vectors, kMaxDotAccumulators);
+       ++i) {
     acc.push_back(e.AllocVreg());
     e.Zero(acc.back());
   }
@@ -391,35 +397,49 @@ void DotBf16(Emitter& e, const Spec& s, std::span<const View> v) {
   for (auto it = acc.rbegin(); it != acc.rend(); ++it) e.FreeVreg(*it);
 }
 
+void VectorLoad(Emitter& e, const Spec&, std::span<const View> v) {
+  VectorMove(e, v[0], v[1], /*load=*/true);
+}
+void VectorStore(Emitter& e, const Spec&, std::span<const View> v) {
+  VectorMove(e, v[1], v[0], /*load=*/false);
+}
+
+using KernelEmitter = void (*)(Emitter&, const Spec&, std::span<const View>);
+struct EmitterRow {
+  KernelId id;
+  KernelEmitter emit;
+};
+
+// One per catalogue row, in KernelId's order.
+constexpr EmitterRow kEmitters[] = {
+    {KernelId::kBroadcastFma, BroadcastFma},
+    {KernelId::kScalarFma, ScalarFma},
+    {KernelId::kVectorZero, VectorZero},
+    {KernelId::kMemZero, MemZero},
+    {KernelId::kVectorLoad, VectorLoad},
+    {KernelId::kVectorStore, VectorStore},
+    {KernelId::kCopy, Copy},
+    {KernelId::kDot, Dot},
+    {KernelId::kDotBf16, DotBf16},
+    {KernelId::kOuterBf16, EmitOuterBf16},
+    {KernelId::kCopyPairs, EmitCopyPairs},
+};
+static_assert(std::size(kEmitters) == kNumKernels,
+              "every catalogue row has an emitter");
+constexpr bool EmittersInIdOrder() {
+  for (int i = 0; i < kNumKernels; ++i)
+    if (kEmitters[i].id != static_cast<KernelId>(i)) return false;
+  return true;
+}
+static_assert(EmittersInIdOrder(), "kEmitters follows KernelId's order");
+
 }  // namespace
 
 void EmitKernel(Emitter& e, const Spec& spec, KernelId id,
                 std::span<const View> views) {
-  switch (id) {
-    case KernelId::kBroadcastFma:
-      return BroadcastFma(e, spec, views);
-    case KernelId::kScalarFma:
-      return ScalarFma(e, spec, views);
-    case KernelId::kVectorZero:
-      return VectorZero(e, spec, views);
-    case KernelId::kMemZero:
-      return MemZero(e, spec, views);
-    case KernelId::kVectorLoad:
-      return VectorMove(e, views[0], views[1], /*load=*/true);
-    case KernelId::kVectorStore:
-      return VectorMove(e, views[1], views[0], /*load=*/false);
-    case KernelId::kCopy:
-      return Copy(e, spec, views);
-    case KernelId::kDot:
-      return Dot(e, spec, views);
-    case KernelId::kDotBf16:
-      return DotBf16(e, spec, views);
-    case KernelId::kOuterBf16:
-      return EmitOuterBf16(e, spec, views);
-    case KernelId::kCopyPairs:
-      return EmitCopyPairs(e, spec, views);
-  }
-  AMARENA_JIT_CHECK(false);
+  const int i = static_cast<int>(id);
+  AMARENA_JIT_CHECK(i >= 0 && i < kNumKernels);
+  kEmitters[i].emit(e, spec, views);
 }
 
 }  // namespace amarena::jit

@@ -105,6 +105,7 @@ int Emitter::AllocVreg() {
   AMARENA_JIT_CHECK(!free_vregs_.empty());
   int r = free_vregs_.back();
   free_vregs_.pop_back();
+  vreg_peak_ = std::max(vreg_peak_, VregsHeld());
   return r;
 }
 void Emitter::FreeVreg(int r) { free_vregs_.push_back(r); }

@@ -92,6 +92,14 @@ class Emitter : public Xbyak::CodeGenerator {
   // they do, it is our bug (a CHECK).
   int AllocVreg();
   void FreeVreg(int r);
+  // Vector registers handed out and not yet returned, and the most held at
+  // once since ResetVregPeak: how tests measure the scratch a kernel's
+  // emitter takes (jit/kernel_scratch.h).
+  int VregsHeld() const {
+    return target_.vector_registers - static_cast<int>(free_vregs_.size());
+  }
+  int VregPeak() const { return vreg_peak_; }
+  void ResetVregPeak() { vreg_peak_ = VregsHeld(); }
   Xbyak::Reg64 AllocGpr();
   bool HasFreeGpr() const { return !free_gprs_.empty(); }
   // Hand out at most `n` GPRs (tests use it to exercise stack-slot loop
@@ -155,6 +163,7 @@ class Emitter : public Xbyak::CodeGenerator {
   int64_t scratch_top_ = 0;
   int64_t scratch_bytes_ = 0;
   std::vector<int> free_vregs_;
+  int vreg_peak_ = 0;
   std::vector<int> free_gprs_;
   // What each GPR (by index) points at: a region and the offsets it may hold.
   struct Points {

@@ -47,21 +47,34 @@ int CeilLog2(int64_t x) {
   return x <= 1 ? 0 : std::bit_width(static_cast<uint64_t>(x - 1));
 }
 
+// The fewest scratch vector registers any leaf computing `s`'s own kind (a
+// matmul's as kMatmulAccum) takes, from the catalogue. Every tree for `s`
+// holds such a leaf, and budgets only shrink down the tree.
+int LeastScratchVregs(const Spec& s) {
+  const Kind kind = s.IsMatmul() ? Kind::kMatmulAccum : s.kind;
+  int least = -1;
+  for (KernelId id : AllKernels()) {
+    const KernelInfo& k = Info(id);
+    if (k.kind == kind && (least < 0 || k.least_scratch_vregs < least))
+      least = k.least_scratch_vregs;
+  }
+  return std::max(least, 0);
+}
+
 }  // namespace
 
-Budget UsableBudget(const Spec& s, const Target& /*t*/) {
+Budget UsableBudget(const Spec& s, const Target& t) {
   Budget u;
   const int out = s.OutputIndex();
   const TensorSpec c = s.Operand(out);
   // Registers: the output tile (if not yet in registers, one per element at
-  // worst) plus the most scratch any kernel takes: n + 2 for a broadcast FMA
-  // with one lane per register (B's n, the broadcast, an AVX2 mask); 7 for a
-  // dot product (4 accumulators, A's and B's vectors, a mask); fewer for the
-  // others.
-  u.vrf = static_cast<int32_t>(
-      std::min<int64_t>((c.aux.level == Level::kVRF ? 0 : c.Elements()) +
-                            std::max<int64_t>(c.cols + 2, 7),
-                        1 << 20));
+  // worst; no other operand is ever bound to registers) plus the most scratch
+  // any kernel takes at a leaf of a tree for `s`.
+  int scratch = 0;
+  for (KernelId id : AllKernels())
+    scratch = std::max(scratch, Info(id).most_scratch_vregs(s, t));
+  u.vrf = static_cast<int32_t>(std::min<int64_t>(
+      (c.aux.level == Level::kVRF ? 0 : c.Elements()) + scratch, 1 << 20));
   // GPRs: a counted loop runs at least twice, so counted loops over one
   // dimension nest at most ceil(log2 extent) deep; packing B adds its pointer
   // and the loops of its copy.
@@ -100,11 +113,11 @@ Spec ClampBudget(const Spec& s, const Budget& usable) {
 
 // Budgets no tree can fit, known without search: an operand farther out than
 // L1 must be brought into L1 (a view or buffer of at least one line), and
-// every matmul kernel takes at least two scratch vector registers.
+// the kernels for the Spec's kind take at least LeastScratchVregs registers.
 bool ObviouslyInfeasible(const Spec& s) {
   AMARENA_CHECK(s.budget.has_value());
   const Budget& b = *s.budget;
-  if (s.IsMatmul() && b.vrf < 2) return true;
+  if (b.vrf < LeastScratchVregs(s)) return true;
   if (b.l1_lines == 0)
     for (int i = 0; i < s.NumOperands(); ++i)
       if (Faster(Level::kL1, s.aux[i].level)) return true;
@@ -114,11 +127,14 @@ bool ObviouslyInfeasible(const Spec& s) {
 absl::Status NoTreeError(const Spec& root) {
   if (ObviouslyInfeasible(root)) {
     // The same two rules as ObviouslyInfeasible, each with its reason.
-    const bool vrf = root.IsMatmul() && root.budget->vrf < 2;
+    const int least = LeastScratchVregs(root);
+    const bool vrf = root.budget->vrf < least;
     return absl::InvalidArgumentError(absl::StrCat(
         "cannot implement ", PrintSpec(root), ": budget is ",
         PrintPeak(*root.budget), ", must have at least ",
-        vrf ? "vrf:2 (every matmul kernel takes two scratch vector registers)"
+        vrf ? absl::StrCat("vrf:", least,
+                           " (every kernel that computes it takes that many "
+                           "scratch vector registers or more)")
             : "l1:1 (an operand outside L1 is brought into it)"));
   }
   return absl::UnimplementedError(
