@@ -313,8 +313,8 @@ int64_t DotCostOf(KernelId id, const Spec& s, const Target& t,
 // panels), so where A is not row-major or B not column-major none can run
 // below.
 bool DotMayRun(const Spec& s) {
-  return s.IsMatmul() && s.aux[0].layout == Layout::kRowMajor &&
-         s.aux[1].layout == Layout::kColMajor;
+  return s.IsMatmul() && s.aux[0].layout.row_major() &&
+         !s.aux[1].layout.row_major();
 }
 // Most: 4 accumulators + A's vector + B's (+ an AVX2 mask): 7 with AVX2, 6
 // with AVX-512; bf16 (widened) 4 + 2.

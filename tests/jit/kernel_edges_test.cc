@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "search/action.h"
 #include "search/replay.h"
+#include "search/rewrites/registry.h"
 #include "search/search.h"
 #include "tests/testing/check_kernel.h"
 #include "tests/testing/isa_runtime.h"
@@ -48,10 +49,10 @@ std::vector<Spec> EdgeRoots(int64_t lanes) {
                             4 * lanes + 1,
                             kMaxDotVectors * lanes,
                             2 * kMaxDotVectors * lanes};
-  std::vector<TensorAux> bs = {{}, {.layout = Layout::kColMajor}};
+  std::vector<TensorAux> bs = {{}, {.layout = Order::kColMajor}};
   for (int64_t p : {lanes, 2 * lanes}) {
-    bs.push_back({.pack = static_cast<uint16_t>(p)});
-    bs.push_back({.pack = static_cast<uint16_t>(p), .interleave = 2});
+    bs.push_back({.layout = Layout::Panels(Order::kRowMajor, p)});
+    bs.push_back({.layout = Layout::Panels(Order::kRowMajor, p).Paired()});
   }
   std::vector<Spec> out;
   for (int64_t m : rows)
@@ -59,9 +60,9 @@ std::vector<Spec> EdgeRoots(int64_t lanes) {
       out.push_back(Spec::Zero(m, n, {}));
       for (int64_t k : depths)
         for (DType dt : {DType::kF32, DType::kBF16})
-          for (Layout a_layout : {Layout::kRowMajor, Layout::kColMajor})
+          for (Order a_layout : {Order::kRowMajor, Order::kColMajor})
             for (TensorAux b : bs) {
-              if (b.interleave && dt != DType::kBF16) continue;
+              if (b.layout.paired() && dt != DType::kBF16) continue;
               b.dtype = dt;
               out.push_back(Spec::Matmul(m, k, n,
                                          {.dtype = dt, .layout = a_layout}, b,
@@ -149,13 +150,14 @@ class ForcedTree {
     if (s.IsMatmul()) {
       for (DType dt : {s.aux[1].dtype, DType::kF32})
         for (int64_t p : {lanes_, 2 * lanes_})
-          for (uint8_t pairs : {0, 2})
+          for (bool pairs : {false, true}) {
+            const Layout panels = Layout::Panels(Order::kRowMajor, p);
             out.push_back(MoveTo(s, 1,
                                  {.dtype = dt,
                                   .level = Level::kL1,
-                                  .pack = static_cast<uint16_t>(p),
-                                  .interleave = pairs},
+                                  .layout = pairs ? panels.Paired() : panels},
                                  AllocKind::kBuffer));
+          }
     }
     return out;
   }

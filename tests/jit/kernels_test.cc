@@ -173,12 +173,14 @@ Spec RandomLeaf(std::mt19937_64& rng, const Target& t) {
     TensorAux a;
     a.dtype = may_be_bf16 && bf16 ? DType::kBF16 : DType::kF32;
     a.level = pick(0, 1) ? Level::kL1 : Level::kVRF;
-    a.layout = pick(0, 2) ? Layout::kRowMajor : Layout::kColMajor;
+    const Order order = pick(0, 2) ? Order::kRowMajor : Order::kColMajor;
+    a.layout = order;
     a.vector_width =
         static_cast<uint8_t>(std::array<int64_t, 3>{1, 8, lanes}[pick(0, 2)]);
     if (pick(0, 2) == 0) {
-      a.pack = static_cast<uint16_t>(int64_t{8} << pick(0, 3));
-      if (pick(0, 1)) a.interleave = 2;
+      a.layout = Layout::Panels(order, int64_t{8} << pick(0, 3));
+      // k-pairs are row-major panels only.
+      if (order == Order::kRowMajor && pick(0, 1)) a.layout = a.layout.Paired();
     }
     return a;
   };
@@ -192,8 +194,8 @@ Spec RandomLeaf(std::mt19937_64& rng, const Target& t) {
     }
     case 2: {  // shaped for the dot kernels: one output, k up to their most
       TensorAux a = aux(true), b = aux(true), c = aux(false);
-      a.layout = Layout::kRowMajor;
-      b.layout = Layout::kColMajor;
+      a.layout = Order::kRowMajor;
+      b.layout = Order::kColMajor;
       b.dtype = a.dtype;
       return Spec::Matmul(1, pick(2, 2 * kMaxDotVectors * lanes + 2), 1, a, b,
                           c, /*accum=*/true);
