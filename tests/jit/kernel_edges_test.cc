@@ -23,18 +23,11 @@
 #include "search/rewrites/registry.h"
 #include "search/search.h"
 #include "tests/testing/check_kernel.h"
+#include "tests/testing/fixed_target.h"
 #include "tests/testing/isa_runtime.h"
 
 namespace amarena {
 namespace {
-
-Target EdgeTarget(Isa isa) {
-  const CacheSizes caches{.l1d = 48 << 10, .l2 = 2 << 20, .l3 = 32 << 20};
-  Target t =
-      isa == Isa::kAvx512 ? Target::Avx512(caches) : Target::Avx2(caches);
-  t.bf16_dot = isa == Isa::kAvx512;
-  return t;
-}
 
 // The one list: root Specs over the edge extents for `lanes` f32 lanes.
 std::vector<Spec> EdgeRoots(int64_t lanes) {
@@ -176,7 +169,7 @@ Runtime& EdgeRuntime(Isa isa) {
   if (rt == nullptr) {
     RuntimeOptions options;
     options.db = "off";
-    rt = new Runtime(EdgeTarget(isa), options);
+    rt = new Runtime(testing::FixedTarget(isa, 1), options);
   }
   return *rt;
 }
@@ -189,7 +182,7 @@ constexpr int kShapesPerKernel = 16;
 
 TEST_P(KernelEdges, MatchTheReference) {
   const auto [isa, id] = GetParam();
-  const Target t = EdgeTarget(isa);
+  const Target t = testing::FixedTarget(isa, 1);
   const bool run = isa == Isa::kAvx2
                        ? testing::HasIsa(Isa::kAvx2)
                        : testing::HasIsa(Isa::kAvx512) &&

@@ -22,19 +22,12 @@
 #include "gtest/gtest.h"
 #include "jit/kernel_scratch.h"
 #include "search/search.h"
+#include "tests/testing/fixed_target.h"
 #include "tests/testing/impl_walk.h"
 #include "tests/testing/random_specs.h"
 
 namespace amarena {
 namespace {
-
-Target CatalogueTarget(Isa isa) {
-  const CacheSizes caches{.l1d = 48 << 10, .l2 = 2 << 20, .l3 = 32 << 20};
-  Target t =
-      isa == Isa::kAvx512 ? Target::Avx512(caches) : Target::Avx2(caches);
-  t.bf16_dot = isa == Isa::kAvx512;
-  return t;
-}
 
 // Per kernel: Specs checked (with repeats) and distinct ones.
 struct Tally {
@@ -219,7 +212,7 @@ Spec RandomLeaf(std::mt19937_64& rng, const Target& t) {
 class KernelCatalogue : public ::testing::TestWithParam<Isa> {};
 
 TEST_P(KernelCatalogue, RowsHoldForTheirEmittersAndTheLowerBound) {
-  const Target t = CatalogueTarget(GetParam());
+  const Target t = testing::FixedTarget(GetParam(), 1);
   CatalogueChecker checker(t);
   // Trees the search builds.
   Searcher searcher(t);
