@@ -4,9 +4,9 @@
 // mutations. Every string goes to amarena_kernel_get; every kernel that comes
 // back runs on operands of the sizes its Spec names (zeros; up to
 // --max-operand-mib, default 16, in all). Every --cli-every'th string that was
-// refused or run also goes to `amarena run` as a process of its own. An abort, a crash or a hang ends this program (or
-// its child) with a signal, which is the failure; statuses are counted and
-// printed.
+// refused or run also goes to `amarena run` as a process of its own. An abort,
+// a crash or a hang ends this program (or its child) with a signal, which is
+// the failure; statuses are counted and printed.
 //
 //   spec_fuzz --count 100000 --seed 1 --amarena build/tools/amarena
 #include <sys/wait.h>
@@ -243,6 +243,12 @@ int main(int argc, char** argv) {
   Generator gen(static_cast<uint64_t>(seed));
   std::map<int, int64_t> got, ran, cli;
   for (int64_t i = 0; i < count; ++i) {
+    if (i > 0 && i % 10000 == 0) {  // progress, in case a run is cut short
+      std::printf("spec_fuzz: %lld strings so far, %lld kernels made\n",
+                  static_cast<long long>(i),
+                  static_cast<long long>(got[AMARENA_OK]));
+      std::fflush(stdout);
+    }
     const std::string spec = gen.Next();
     amarena_kernel* k = nullptr;
     const amarena_status st = amarena_kernel_get(nullptr, spec.c_str(), &k);
