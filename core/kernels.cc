@@ -480,10 +480,4 @@ int64_t LeastOps(const PeakRate& r, const Spec& s) {
   return s.b * s.m * ceil_div(s.k, r.k_per_op) * ceil_div(s.n, r.lanes);
 }
 
-std::array<KernelId, kNumKernels> AllKernels() {
-  std::array<KernelId, kNumKernels> all;
-  for (int i = 0; i < kNumKernels; ++i) all[i] = static_cast<KernelId>(i);
-  return all;
-}
-
 }  // namespace amarena

@@ -175,7 +175,16 @@ struct KernelInfo {
 };
 
 const KernelInfo& Info(KernelId id);
-std::array<KernelId, kNumKernels> AllKernels();
+// Every kernel, in KernelId order (the search folds over this on every Spec
+// it solves: inline, no copy).
+inline const std::array<KernelId, kNumKernels>& AllKernels() {
+  static constexpr std::array<KernelId, kNumKernels> kAll = [] {
+    std::array<KernelId, kNumKernels> all{};
+    for (int i = 0; i < kNumKernels; ++i) all[i] = static_cast<KernelId>(i);
+    return all;
+  }();
+  return kAll;
+}
 
 }  // namespace amarena
 
