@@ -30,11 +30,7 @@ namespace fs = std::filesystem;
 using testing::KernelMatchesReference;
 using testing::TempDir;
 
-RuntimeOptions WithDb(const std::string& path) {
-  RuntimeOptions o;
-  o.db = path;
-  return o;
-}
+using testing::WithDb;
 
 // The names in `dir`, sorted, one per line.
 std::string Listing(const std::string& dir) {

@@ -30,11 +30,7 @@ namespace {
 using testing::KernelMatchesReference;
 using testing::TempDir;
 
-RuntimeOptions WithDb(const std::string& path) {
-  RuntimeOptions o;
-  o.db = path;
-  return o;
-}
+using testing::WithDb;
 
 // The files set aside next to `db`.
 int SetAsideCount(const std::string& db) {

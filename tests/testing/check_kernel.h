@@ -53,6 +53,13 @@ inline ::testing::AssertionResult KernelMatchesReference(const KernelPtr& k,
   return ::testing::AssertionSuccess();
 }
 
+// Options for a runtime whose search database is the file at `path`.
+inline RuntimeOptions WithDb(const std::string& path) {
+  RuntimeOptions o;
+  o.db = path;
+  return o;
+}
+
 inline ::testing::AssertionResult KernelMatchesReference(Runtime& rt,
                                                          const Spec& s,
                                                          uint64_t seed = 1) {
