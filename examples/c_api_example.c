@@ -1,4 +1,4 @@
-/* Uses only runtime/amarena.h: creates and runs a kernel, checks it against a
+/* Uses only amarena/amarena.h: creates and runs a kernel, checks it against a
  * naive loop, does the same with B laid out once as amarena chooses (b=any),
  * and shows that a malformed Spec, a null operand, a buffer too small and an
  * output overlapping an input come back as status codes with messages. Exit
@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "runtime/amarena.h"
+#include "amarena/amarena.h"
 
 enum { M = 7, K = 13, N = 20 };
 

@@ -1,4 +1,4 @@
-// The C API (runtime/amarena.h) over the C++ Runtime: status codes for
+// The C API (amarena/amarena.h) over the C++ Runtime: status codes for
 // absl::Status, a thread-local message, and no exception across the boundary.
 #include <algorithm>
 #include <atomic>
@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/reference.h"
 #include "core/spec_text.h"
-#include "runtime/amarena.h"
+#include "amarena/amarena.h"
 #include "runtime/host.h"
 #include "runtime/runtime.h"
 

@@ -10,7 +10,7 @@
 #include "core/reference.h"
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
-#include "runtime/amarena.h"
+#include "amarena/amarena.h"
 
 namespace amarena {
 namespace {

@@ -1,4 +1,4 @@
-// The C API's rules for running a kernel (runtime/amarena.h): operand sizes
+// The C API's rules for running a kernel (amarena/amarena.h): operand sizes
 // and the sized run, an output that overlaps an input, a kernel whose runtime
 // is destroyed, and the status codes of a Spec no tree implements.
 #include <cstring>
@@ -8,7 +8,7 @@
 #include "core/reference.h"
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
-#include "runtime/amarena.h"
+#include "amarena/amarena.h"
 
 namespace amarena {
 namespace {

@@ -20,7 +20,7 @@
 #include "core/reference.h"
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
-#include "runtime/amarena.h"
+#include "amarena/amarena.h"
 #include "runtime/host.h"
 #include "runtime/runtime.h"
 #include "tests/testing/check_kernel.h"

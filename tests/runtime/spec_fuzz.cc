@@ -24,7 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/reference.h"
 #include "core/spec_text.h"
-#include "runtime/amarena.h"
+#include "amarena/amarena.h"
 
 namespace {
 

@@ -28,8 +28,8 @@
  *   kernel run after its runtime is destroyed returns
  *   AMARENA_FAILED_PRECONDITION.
  */
-#ifndef AMARENA_RUNTIME_AMARENA_H_
-#define AMARENA_RUNTIME_AMARENA_H_
+#ifndef AMARENA_AMARENA_H_
+#define AMARENA_AMARENA_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -145,4 +145,4 @@ void amarena_kernel_release(amarena_kernel* k);
 }
 #endif
 
-#endif /* AMARENA_RUNTIME_AMARENA_H_ */
+#endif /* AMARENA_AMARENA_H_ */
