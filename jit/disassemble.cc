@@ -1,12 +1,16 @@
 #include "jit/disassemble.h"
 
-#include <Zydis/Zydis.h>
-
+#include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+
+#if AMARENA_HAVE_ZYDIS
+#include <Zydis/Zydis.h>
+#endif
 
 namespace amarena::jit {
 
-std::string Disassemble(const void* code, size_t size) {
+absl::StatusOr<std::string> Disassemble(const void* code, size_t size) {
+#if AMARENA_HAVE_ZYDIS
   std::string out;
   const auto* bytes = static_cast<const uint8_t*>(code);
   size_t offset = 0;
@@ -24,6 +28,13 @@ std::string Disassemble(const void* code, size_t size) {
     offset += insn.info.length;
   }
   return out;
+#else
+  (void)code;
+  (void)size;
+  return absl::FailedPreconditionError(
+      "cannot disassemble: amarena was built without Zydis (install it, e.g. "
+      "libzydis-dev, and reconfigure)");
+#endif
 }
 
 }  // namespace amarena::jit

@@ -10,9 +10,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "amarena/amarena.h"
 #include "core/reference.h"
 #include "core/spec_text.h"
-#include "amarena/amarena.h"
 #include "runtime/host.h"
 #include "runtime/runtime.h"
 

@@ -86,10 +86,16 @@ int ExplainCommand(const std::string& text, const std::string& schedule,
                    std::string(code.status().message()).c_str());
       return 1;
     }
-    std::printf(
-        "%s (%s, %zu bytes):\n%s", (*code)->name().c_str(),
-        std::string(Name(target->isa)).c_str(), (*code)->code_size(),
-        jit::Disassemble((*code)->code(), (*code)->code_size()).c_str());
+    absl::StatusOr<std::string> listing =
+        jit::Disassemble((*code)->code(), (*code)->code_size());
+    if (!listing.ok()) {
+      std::fprintf(stderr, "amarena: %s\n",
+                   std::string(listing.status().message()).c_str());
+      return 1;
+    }
+    std::printf("%s (%s, %zu bytes):\n%s", (*code)->name().c_str(),
+                std::string(Name(target->isa)).c_str(), (*code)->code_size(),
+                listing->c_str());
   }
   if (json) {
     JsonLine j;

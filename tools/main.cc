@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "CLI/CLI.hpp"
+#include "amarena/amarena.h"
 #include "tools/commands.h"
 
 namespace {
@@ -25,6 +26,8 @@ int main(int argc, char** argv) {
   CLI::App app{
       "amarena: searches, JIT-compiles and runs tensor-operation kernels"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("amarena ") + amarena_version(),
+                       "print the library version and exit");
 
   amarena::tools::RunOptions run;
   CLI::App* run_cmd = app.add_subcommand(
@@ -101,6 +104,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);  // prints the version on stdout, exit status 0
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "amarena: %s\n", e.what());
     return 2;

@@ -34,6 +34,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "amarena/version.h"
+
+/* Every declaration below is exported from the shared library (which is built
+ * with hidden visibility, so nothing else is). */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -50,6 +58,10 @@ typedef enum amarena_status {
 
 typedef struct amarena_runtime amarena_runtime;
 typedef struct amarena_kernel amarena_kernel;
+
+/* The library's version, "MAJOR.MINOR.PATCH" (AMARENA_VERSION_STRING of the
+ * header it was built with). */
+const char* amarena_version(void);
 
 /* The message of the calling thread's last failed call ("" if none). Valid
  * until that thread's next amarena call. */
@@ -143,6 +155,10 @@ void amarena_kernel_release(amarena_kernel* k);
 
 #ifdef __cplusplus
 }
+#endif
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
 #endif
 
 #endif /* AMARENA_AMARENA_H_ */

@@ -124,6 +124,7 @@ TEST_P(Bf16Test, PrePackedBInSections) {
 // kPrefetchPanelBytes, kPrefetchColumnBytes); short panels or columns (a
 // cache-sized matrix) do not.
 TEST_P(Bf16Test, PrefetchesOnlyLongStreams) {
+  if (!jit::Disassemble(nullptr, 0).ok()) GTEST_SKIP() << "built without Zydis";
   auto listing = [&](const char* text) {
     const Target t = *Rt(GetParam(), 1).target();
     Searcher searcher(t);
@@ -135,7 +136,10 @@ TEST_P(Bf16Test, PrefetchesOnlyLongStreams) {
         Compile(**impl, t, KernelName(root));
     EXPECT_TRUE(code.ok()) << code.status();
     if (!code.ok()) return std::string();
-    return jit::Disassemble((*code)->code(), (*code)->code_size());
+    absl::StatusOr<std::string> text =
+        jit::Disassemble((*code)->code(), (*code)->code_size());
+    EXPECT_TRUE(text.ok()) << text.status();
+    return text.ok() ? *text : std::string();
   };
   // 2048 rows x 32 bf16: 128 KiB panels.
   EXPECT_NE(

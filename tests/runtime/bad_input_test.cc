@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "amarena/amarena.h"
 #include "core/reference.h"
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
-#include "amarena/amarena.h"
 
 namespace amarena {
 namespace {

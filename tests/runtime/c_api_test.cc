@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "amarena/amarena.h"
 #include "core/reference.h"
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
-#include "amarena/amarena.h"
 
 namespace amarena {
 namespace {

@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "amarena/amarena.h"
 #include "core/reference.h"
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
-#include "amarena/amarena.h"
 #include "runtime/host.h"
 #include "runtime/runtime.h"
 #include "tests/testing/check_kernel.h"

@@ -22,9 +22,9 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "amarena/amarena.h"
 #include "core/reference.h"
 #include "core/spec_text.h"
-#include "amarena/amarena.h"
 
 namespace {
 

@@ -1,0 +1,157 @@
+// The C++17 wrapper (amarena/amarena.hpp) over the C API: ownership (moves,
+// resets), status values with messages, runs checked against a naive loop,
+// B packing, and the version. Built as C++17, with nothing from the source
+// tree but the public headers.
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "amarena/amarena.hpp"
+#include "gtest/gtest.h"
+
+namespace {
+
+struct Matmul {
+  Matmul(int m, int k, int n)
+      : m(m), k(k), n(n), a(m * k), b(k * n), c(m * n, -1e30f) {
+    for (int i = 0; i < m * k; ++i) a[i] = float(i % 13) - 6;
+    for (int i = 0; i < k * n; ++i) b[i] = float(i % 5) * 0.5f - 1;
+  }
+  // The largest difference from a naive loop, relative to 1 + |want|.
+  float Error() const {
+    float worst = 0;
+    for (int i = 0; i < m; ++i) {
+      for (int j = 0; j < n; ++j) {
+        float want = 0;
+        for (int p = 0; p < k; ++p) want += a[i * k + p] * b[p * n + j];
+        worst = std::fmax(
+            worst, std::fabs(c[i * n + j] - want) / (1 + std::fabs(want)));
+      }
+    }
+    return worst;
+  }
+  int m, k, n;
+  std::vector<float> a, b, c;
+};
+
+TEST(AmarenaHppTest, VersionIsTheHeaders) {
+  EXPECT_STREQ(amarena::Version(), AMARENA_VERSION_STRING);
+  EXPECT_EQ(AMARENA_VERSION, AMARENA_VERSION_MAJOR * 10000 +
+                                 AMARENA_VERSION_MINOR * 100 +
+                                 AMARENA_VERSION_PATCH);
+}
+
+TEST(AmarenaHppTest, ProcessWideKernelRuns) {
+  for (const char* spec : {"matmul 13x7x100 f32", "matmul 1x1x1 f32",
+                           "matmul 7x13x17 f32", "matmul 100x31x13 f32"}) {
+    SCOPED_TRACE(spec);
+    amarena::Kernel k;
+    ASSERT_FALSE(k);
+    amarena::Status s = amarena::Kernel::Get(spec, &k);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_TRUE(k);
+    int m, kk, n;
+    ASSERT_EQ(std::sscanf(spec, "matmul %dx%dx%d", &m, &kk, &n), 3);
+    Matmul mm(m, kk, n);
+    s = k.Run({mm.a.data(), mm.b.data(), mm.c.data()});
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_LT(mm.Error(), 1e-5f);
+    EXPECT_EQ(k.operand_bytes(2), size_t(m) * n * sizeof(float));
+    EXPECT_EQ(k.spec().rfind("matmul", 0), 0u) << k.spec();
+    EXPECT_FALSE(k.name().empty());
+    EXPECT_FALSE(k.isa().empty());
+    EXPECT_EQ(k.source(), "search");
+  }
+}
+
+TEST(AmarenaHppTest, OwnRuntimePacksB) {
+  amarena::Runtime rt;
+  amarena::Status s = amarena::Runtime::Create(2, &rt);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_TRUE(rt);
+  amarena::Kernel k;
+  s = rt.GetKernel(std::string("matmul 13x7x100 f32 b=any"), &k);
+  ASSERT_TRUE(s.ok()) << s.message();
+  Matmul mm(13, 7, 100);
+  std::vector<unsigned char> packed(k.b_bytes());
+  ASSERT_GE(packed.size(), mm.b.size() * sizeof(float));
+  s = k.PackB(mm.b.data(), packed.data(), packed.size());
+  ASSERT_TRUE(s.ok()) << s.message();
+  s = k.Run({mm.a.data(), packed.data(), mm.c.data()});
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_LT(mm.Error(), 1e-5f);
+
+  // Too little room for the packed B is an error naming the problem.
+  s = k.PackB(mm.b.data(), packed.data(), packed.size() - 1);
+  EXPECT_EQ(s.code(), AMARENA_INVALID_ARGUMENT);
+  EXPECT_FALSE(s.message().empty());
+
+  // Asking again is answered by this runtime's cache.
+  amarena_cache_stats before{}, after{};
+  ASSERT_TRUE(rt.GetCacheStats(&before).ok());
+  amarena::Kernel again;
+  ASSERT_TRUE(rt.GetKernel("matmul 13x7x100 f32 b=any", &again).ok());
+  ASSERT_TRUE(rt.GetCacheStats(&after).ok());
+  EXPECT_GE(before.misses, 1);
+  EXPECT_GT(after.hits, before.hits);
+  EXPECT_EQ(after.misses, before.misses);
+}
+
+TEST(AmarenaHppTest, BadInputIsAStatus) {
+  amarena::Kernel k;
+  amarena::Status s = amarena::Kernel::Get("matmul 0x7 f32", &k);
+  EXPECT_EQ(s.code(), AMARENA_INVALID_ARGUMENT);
+  EXPECT_FALSE(s.message().empty());
+  EXPECT_FALSE(k);
+
+  // An empty kernel does nothing and says so.
+  float x = 0;
+  s = k.Run({&x, &x, &x});
+  EXPECT_EQ(s.code(), AMARENA_INVALID_ARGUMENT);
+  EXPECT_EQ(k.operand_bytes(0), 0u);
+  EXPECT_EQ(k.name(), "");
+
+  // Sized runs check the buffers.
+  ASSERT_TRUE(amarena::Kernel::Get("matmul 3x4x5 f32", &k).ok());
+  Matmul mm(3, 4, 5);
+  void* ops[3] = {mm.a.data(), mm.b.data(), mm.c.data()};
+  size_t bytes[3] = {mm.a.size() * 4, mm.b.size() * 4, mm.c.size() * 4 - 4};
+  s = k.RunSized(ops, bytes);
+  EXPECT_EQ(s.code(), AMARENA_INVALID_ARGUMENT);
+  bytes[2] += 4;
+  EXPECT_TRUE(k.RunSized(ops, bytes).ok());
+  EXPECT_LT(mm.Error(), 1e-5f);
+}
+
+TEST(AmarenaHppTest, MovesTransferOwnership) {
+  amarena::Runtime rt;
+  ASSERT_TRUE(amarena::Runtime::Create(1, &rt).ok());
+  amarena::Kernel k;
+  ASSERT_TRUE(rt.GetKernel("matmul 4x4x4 f32", &k).ok());
+  const amarena_kernel* raw = k.get();
+
+  amarena::Kernel moved(std::move(k));
+  EXPECT_FALSE(k);  // NOLINT(bugprone-use-after-move): moved-from is empty
+  EXPECT_EQ(moved.get(), raw);
+  amarena::Kernel assigned;
+  assigned = std::move(moved);
+  EXPECT_EQ(assigned.get(), raw);
+  EXPECT_FALSE(moved);  // NOLINT(bugprone-use-after-move)
+
+  amarena::Runtime rt2(std::move(rt));
+  EXPECT_FALSE(rt);  // NOLINT(bugprone-use-after-move)
+  ASSERT_TRUE(rt2);
+
+  // A kernel outliving its runtime fails cleanly rather than touching freed
+  // memory.
+  rt2.Reset();
+  Matmul mm(4, 4, 4);
+  amarena::Status s = assigned.Run({mm.a.data(), mm.b.data(), mm.c.data()});
+  EXPECT_EQ(s.code(), AMARENA_FAILED_PRECONDITION);
+  assigned.Reset();
+  EXPECT_FALSE(assigned);
+}
+
+}  // namespace
