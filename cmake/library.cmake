@@ -36,6 +36,11 @@ set_target_properties(amarena PROPERTIES
   SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})
 
 get_target_property(amarena_type amarena TYPE)
+if(amarena_type STREQUAL "STATIC_LIBRARY")
+  # A C project links with the C driver, which leaves out the C++ runtime the
+  # archive needs (a project that enables CXX links with the C++ driver).
+  target_link_libraries(amarena INTERFACE $<$<LINK_LANGUAGE:C>:stdc++>)
+endif()
 if(amarena_type STREQUAL "SHARED_LIBRARY")
   # Hidden visibility already keeps the C++ internals out of the dynamic
   # symbol table; the version script also drops what headers mark default
