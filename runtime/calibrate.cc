@@ -299,27 +299,37 @@ int64_t Units(double cycles) {
   return std::max<int64_t>(1, std::llround(cycles * kUnitsPerCycle));
 }
 
-// Where the rate of R-byte runs reaches half the sequential rate: between the
-// last length below 50 % and the first at or above it, interpolated in
-// log2 R, rounded to whole lines. Below the shortest: the shortest; never
-// reached: twice the longest.
+}  // namespace
+
+// Where the rate of R-byte runs reaches about half the sequential rate.
+// The curve is made monotone first (each length gets the best rate of any
+// length up to it: a longer run never streams worse, whatever a prefetcher
+// did in one pass), and the threshold is 50 % or 90 % of the best rate any
+// length reached, whichever is lower: on hosts whose runs level off near
+// half the sequential rate (every host measured so far), a threshold of
+// exactly 50 % falls on the plateau and jumps between runs of the same
+// machine. Interpolated in log2 R between the two lengths around the
+// threshold, rounded to whole lines; below the shortest: the shortest.
 int64_t HalfRateRun(const std::vector<std::pair<int64_t, double>>& runs) {
-  for (size_t i = 0; i < runs.size(); ++i) {
-    if (runs[i].second < 50) continue;
-    if (i == 0) return runs[0].first;
-    auto [r0, p0] = runs[i - 1];
-    auto [r1, p1] = runs[i];
-    double t = (50 - p0) / (p1 - p0);
+  if (runs.empty()) return kLine;
+  std::vector<std::pair<int64_t, double>> env = runs;
+  for (size_t i = 1; i < env.size(); ++i)
+    env[i].second = std::max(env[i].second, env[i - 1].second);
+  const double threshold = std::min(50.0, 0.9 * env.back().second);
+  for (size_t i = 0; i < env.size(); ++i) {
+    if (env[i].second < threshold) continue;
+    if (i == 0) return env[0].first;
+    auto [r0, p0] = env[i - 1];
+    auto [r1, p1] = env[i];
+    double t = (threshold - p0) / (p1 - p0);
     double log_r = std::log2(static_cast<double>(r0)) +
                    t * (std::log2(static_cast<double>(r1)) -
                         std::log2(static_cast<double>(r0)));
     int64_t lines = std::llround(std::exp2(log_r) / kLine);
     return std::max<int64_t>(1, lines) * kLine;
   }
-  return runs.back().first * 2;
+  return env.back().first;  // not reached: only for an empty plateau
 }
-
-}  // namespace
 
 absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   const CpuFeatures cpu = DetectCpu();

@@ -59,8 +59,10 @@ struct Calibration {
 
   // A matrix of `dram_row_bytes` rows read as runs of R bytes down a column
   // band, band after band: GB/s of a sequential read, and each R's rate as a
-  // percentage of it. dram_run_bytes is where the percentage reaches 50
-  // (interpolated in log2 R between the measured lengths, a multiple of 64).
+  // percentage of it. dram_run_bytes is where the percentage (made monotone
+  // in R) reaches 50, or 90 % of the best percentage if that is lower;
+  // interpolated in log2 R, a multiple of 64 (runtime/calibrate.cc,
+  // HalfRateRun).
   int64_t dram_row_bytes = 32 << 10;
   double dram_sequential_gbps = 0;
   std::vector<std::pair<int64_t, double>> dram_runs;  // (R, % of sequential)
@@ -76,6 +78,10 @@ struct Calibration {
   // scaled as on the Zen 5 host (44/42 and 40/42).
   PriceTable table;
 };
+
+// Calibration::dram_run_bytes from (R, % of sequential) pairs in increasing
+// R: see there. 64 for no pairs.
+int64_t HalfRateRun(const std::vector<std::pair<int64_t, double>>& runs);
 
 // FailedPrecondition without AVX2+FMA; ResourceExhausted when the working
 // sets cannot be allocated.
