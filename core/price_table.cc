@@ -101,7 +101,9 @@ int64_t PriceOf(const CostParams& c, const PriceField& f) {
 // JSON readers share every check.
 class FieldReader {
  public:
-  explicit FieldReader(absl::string_view form) : form_(form) {}
+  // JSON: strings must be quoted and integers not; text has no quotes.
+  explicit FieldReader(absl::string_view form)
+      : form_(form), json_(form == "JSON") {}
 
   absl::Status Add(absl::string_view key, std::string value, bool quoted) {
     if (!Known(key))
@@ -121,6 +123,10 @@ class FieldReader {
     for (const StringField& f : kStringFields) {
       const Value* v = Find(f.name);
       if (v == nullptr) return Missing(f.name);
+      if (json_ && !v->quoted)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "cannot read price table (", form_, "): field '", f.name,
+            "' is '", v->text, "', must be a string"));
       f.get(t) = v->text;
     }
     for (const IntField& f : kIdentityFields) {
@@ -172,6 +178,7 @@ class FieldReader {
   }
 
   absl::string_view form_;
+  bool json_;
   std::map<std::string, Value, std::less<>> values_;
 };
 

@@ -110,7 +110,8 @@ TEST(PriceTableTest, JsonErrorsAreClear) {
         json + "x", absl::StrReplaceAll(json, {{"\"fma\":11", "\"fma\":1.5"}}),
         absl::StrReplaceAll(json, {{"\"fma\":11", "\"fma\":true"}}),
         absl::StrReplaceAll(json, {{"\"fma\":11", "\"fma\":\"11\""}}),
-        absl::StrReplaceAll(json, {{"\"fma\":11,", ""}})}) {
+        absl::StrReplaceAll(json, {{"\"fma\":11,", ""}}),
+        absl::StrReplaceAll(json, {{"\"label\":\"sample\"", "\"label\":5"}})}) {
     absl::StatusOr<PriceTable> t = PricesFromJson(bad);
     EXPECT_FALSE(t.ok()) << bad;
     EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument) << bad;
