@@ -1,6 +1,7 @@
 #include "core/target.h"
 
 #include "absl/strings/str_cat.h"
+#include "core/price_table.h"
 
 namespace amarena {
 
@@ -36,7 +37,7 @@ std::string Target::Fingerprint() const {
   return absl::StrCat(Name(isa), "-w", workers, "-vr", vector_registers, "-gpr",
                       gprs, "-l1:", l1_lines, "-l2:", l2_lines,
                       "-l3:", l3_lines, bf16_dot ? "-bf16dp" : "", "-cm",
-                      kCostModelVersion);
+                      kCostModelVersion, "-p", PricesHash(cost));
 }
 
 }  // namespace amarena

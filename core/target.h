@@ -31,8 +31,11 @@ absl::string_view Name(Isa isa);
 //   whether the tile is read as long runs (dense: packed panels, single
 //   rows) or one short run per row (strided: a column panel of a plain
 //   matrix, which defeats the stream prefetchers and aliases in the sets).
-// Versioned: bump kCostModelVersion whenever a price or formula changes, since
-// persisted search results depend on it.
+// These defaults are the shipped table for that host (core/cost_tables.cc);
+// other CPUs get their own table (runtime/prices.h, docs/calibration.md).
+// Target::Fingerprint holds a hash of the prices, so results found under one
+// table are never used under another; bump kCostModelVersion when a formula
+// changes.
 struct CostParams {
   int64_t fma = 3;
   int64_t load = 3;
@@ -144,7 +147,8 @@ struct Target {
   // The root Spec of a search: the user's Spec with its own budget if it names
   // one, else the target's whole budget.
   Spec Bind(Spec s) const;
-  // Short text identifying everything that changes search results or code.
+  // Short text identifying everything that changes search results or code,
+  // the prices included (as a hash: core/price_table.h).
   std::string Fingerprint() const;
 };
 

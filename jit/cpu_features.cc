@@ -65,6 +65,24 @@ std::string Brand() {
   return s;
 }
 
+void VendorFamilyModel(CpuFeatures* f) {
+  uint32_t r[4];
+  Xbyak::util::Cpu::getCpuid(0, r);
+  char vendor[12];
+  std::memcpy(vendor, &r[1], 4);  // ebx, edx, ecx
+  std::memcpy(vendor + 4, &r[3], 4);
+  std::memcpy(vendor + 8, &r[2], 4);
+  f->vendor.assign(vendor, 12);
+  Xbyak::util::Cpu::getCpuid(1, r);
+  const uint32_t base_family = (r[0] >> 8) & 0xf;
+  const uint32_t base_model = (r[0] >> 4) & 0xf;
+  f->family = static_cast<int>(
+      base_family == 0xf ? base_family + ((r[0] >> 20) & 0xff) : base_family);
+  f->model = static_cast<int>(base_family == 0x6 || base_family == 0xf
+                                  ? base_model | (((r[0] >> 16) & 0xf) << 4)
+                                  : base_model);
+}
+
 }  // namespace
 
 CpuFeatures DetectCpu() {
@@ -83,6 +101,7 @@ CpuFeatures DetectCpu() {
     f.l2_bytes = CacheBytes(2, _SC_LEVEL2_CACHE_SIZE, 512 * 1024);
     f.l3_bytes = CacheBytes(3, _SC_LEVEL3_CACHE_SIZE, 8 * 1024 * 1024);
     f.brand = Brand();
+    VendorFamilyModel(&f);
     return f;
   }();
   return detected;

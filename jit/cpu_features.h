@@ -20,6 +20,12 @@ struct CpuFeatures {
   int64_t l2_bytes = 512 * 1024;
   int64_t l3_bytes = 8 * 1024 * 1024;
   std::string brand;
+  // CPUID vendor string and display family and model (leaf 1, with the
+  // extended fields folded in as the vendors' manuals say): what a price
+  // table is matched by (core/price_table.h).
+  std::string vendor;
+  int family = 0;
+  int model = 0;
 
   // e.g. "avx2 fma avx512f avx512bw avx512vl avx512_bf16 avx512_vnni"
   std::string FeatureList() const;

@@ -242,7 +242,8 @@ absl::StatusOr<DbConn::Version> DbConn::CreateSchema() {
   AMARENA_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "lock (to create)"));
   absl::StatusOr<Version> v = ReadVersion();  // again, with the lock held
   if (v.ok() && *v == Version::kEmpty) {
-    std::string create = absl::StrCat(kSchema, "INSERT INTO meta VALUES");
+    std::string create =
+        absl::StrCat(kSchema, kPricesSchema, "INSERT INTO meta VALUES");
     for (absl::string_view n : kMetaNames)
       absl::StrAppend(&create, n == kMetaNames[0] ? "" : ",", "('", n, "','",
                       Meta(n), "')");

@@ -32,6 +32,17 @@ namespace amarena {
 // Bump when the stored form or the meaning of stored decisions changes.
 inline constexpr int kDbSchemaVersion = 2;
 
+// The price tables `amarena calibrate` measured (runtime/prices.h), one per
+// CPU identity (CpuIdentity::Key) as PricesToText. Part of a new file's
+// schema; added on first store to a file made before it existed, which
+// needs no new schema version since nothing else reads it.
+inline constexpr const char* kPricesSchema = R"sql(
+CREATE TABLE IF NOT EXISTS prices(
+  cpu TEXT PRIMARY KEY,
+  prices TEXT NOT NULL,
+  stored INTEGER NOT NULL);  -- milliseconds since the epoch
+)sql";
+
 // A prepared statement, reset and unbound after each use by Run/Next.
 class DbStmt {
  public:

@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
+#include "runtime/prices.h"
 
 namespace amarena {
 
@@ -61,6 +62,9 @@ absl::StatusOr<Target> HostTarget() {
   AMARENA_ASSIGN_OR_RETURN(int threads, ThreadsFromEnv());
   AMARENA_ASSIGN_OR_RETURN(Target t, TargetFor(DetectCpu(), max_isa));
   t.workers = threads;
+  // The prices: stored, shipped or forced (runtime/prices.h); never measured.
+  AMARENA_ASSIGN_OR_RETURN(ChosenPrices prices, HostPrices());
+  t.cost = prices.table.cost;
   return t;
 }
 

@@ -27,7 +27,10 @@ absl::StatusOr<std::optional<Isa>> MaxIsaFromEnv();
 // positive integer; anything else is InvalidArgument naming the value.
 absl::StatusOr<int> ThreadsFromEnv();
 
-// TargetFor(DetectCpu(), MaxIsaFromEnv()) with ThreadsFromEnv() workers.
+// TargetFor(DetectCpu(), MaxIsaFromEnv()) with ThreadsFromEnv() workers and
+// the prices HostPrices() picks (runtime/prices.h: AMARENA_PRICES, the table
+// stored for this CPU, else a shipped one). TargetFor alone keeps the
+// defaults.
 absl::StatusOr<Target> HostTarget();
 
 }  // namespace amarena

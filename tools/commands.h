@@ -19,6 +19,9 @@ int RunCommand(const RunOptions& opt);
 
 int CpuCommand(bool json);
 
+// Measures this host's prices; `save`: stores them in the search database.
+int CalibrateCommand(bool json, bool save);
+
 // `schedule` non-empty: replay those decisions instead of searching.
 int ExplainCommand(const std::string& spec, const std::string& schedule,
                    bool asm_listing, bool json);

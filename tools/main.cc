@@ -3,6 +3,7 @@
 //   amarena run "matmul 256x256x256 f32" [--reps N] [--schedule S] [--json]
 //   amarena explain "matmul 256x256x256 f32" [--asm] [--schedule S] [--json]
 //   amarena cpu [--json]
+//   amarena calibrate [--json] [--save|--no-save]
 //   amarena db stats|path|check|clear [--json]
 //   amarena precompute SPEC... [--json]
 //   amarena bench "matmul 256x256x256 f32" [--vs openblas,blis] [--threads N]
@@ -62,6 +63,16 @@ int main(int argc, char** argv) {
   cpu_cmd->add_flag("--json", cpu_json,
                     "print one JSON object as the last line");
 
+  bool calibrate_json = false, calibrate_save = true;
+  CLI::App* calibrate_cmd = app.add_subcommand(
+      "calibrate",
+      "measure the cost model's prices on this host (about 5 s) and store "
+      "them in the search database for this CPU");
+  calibrate_cmd->add_flag("--json", calibrate_json,
+                          "print one JSON object as the last line");
+  calibrate_cmd->add_flag("--save,!--no-save", calibrate_save,
+                          "store the prices (default) or only print them");
+
   std::string db_action;
   bool db_json = false;
   CLI::App* db_cmd = app.add_subcommand(
@@ -113,6 +124,8 @@ int main(int argc, char** argv) {
   if (*run_cmd) return amarena::tools::RunCommand(run);
   if (*bench_cmd) return amarena::tools::BenchCommand(bench);
   if (*cpu_cmd) return amarena::tools::CpuCommand(cpu_json);
+  if (*calibrate_cmd)
+    return amarena::tools::CalibrateCommand(calibrate_json, calibrate_save);
   if (*db_cmd) return amarena::tools::DbCommand(db_action, db_json);
   if (*precompute_cmd)
     return amarena::tools::PrecomputeCommand(precompute_specs, precompute_json);

@@ -1,0 +1,64 @@
+// The price tables shipped with amarena: one per CPU the project has run on,
+// each measured there by `amarena calibrate` (or, for the first, by
+// bench/cost_calibration, whose method calibrate follows). The first table is
+// the defaults, CostParams{} (core/target.h), and the fallback for a CPU of a
+// vendor no table is from. runtime/prices.h picks one for the host.
+#include <array>
+
+#include "core/price_table.h"
+
+namespace amarena {
+
+namespace {
+
+// The project's development host: a 2-CPU AMD EPYC Zen 5 KVM guest with
+// AVX-512 and BF16 (README, "Benchmarks"). Its model number was not recorded
+// with the measurements; 2 is EPYC 9005 ("Turin").
+PriceTable Zen5() {
+  return {.label = "zen5-epyc-vm",
+          .cpu = {.vendor = "AuthenticAMD",
+                  .family = 26,
+                  .model = 2,
+                  .name = "AMD EPYC",
+                  .l1d_bytes = 48 << 10,
+                  .l2_bytes = 1 << 20,
+                  .l3_bytes = 32 << 20},
+          .cost = CostParams{}};
+}
+
+// A 2-CPU AMD EPYC KVM guest of family 25 model 17 (Zen 4, "Genoa") that
+// exposes AVX2+FMA only: 2.8 GHz by dependent adds, 2 ymm FMAs a cycle
+// (4 cycles of latency), 32 KiB L1d, 1 MiB L2, 32 MiB L3. Each price is the
+// median of five runs of `amarena calibrate` while other processes shared
+// the machine's two cores (run to run, DRAM prices moved by up to 15 %).
+// Its L2 delivers about half a line a cycle, half of Zen 5's.
+PriceTable Zen4() {
+  CostParams c;
+  c.fma = 3;
+  c.load = 3;
+  c.store = 7;
+  c.line_dense = {64, 17, 13, 0, 0};
+  c.line_strided = {90, 69, 67, 0, 0};
+  c.dram_run_bytes = 256;
+  c.line_gl_adjacent_panels = 67;  // 44/42 and 40/42 of dense GL, as Zen 5
+  c.line_gl_far_panels = 61;
+  return {.label = "zen4-epyc-vm",
+          .cpu = {.vendor = "AuthenticAMD",
+                  .family = 25,
+                  .model = 17,
+                  .name = "AMD EPYC",
+                  .l1d_bytes = 32 << 10,
+                  .l2_bytes = 1 << 20,
+                  .l3_bytes = 32 << 20},
+          .cost = c};
+}
+
+}  // namespace
+
+absl::Span<const PriceTable> ShippedPriceTables() {
+  static const auto* const kTables =
+      new std::array<PriceTable, 2>{Zen5(), Zen4()};
+  return *kTables;
+}
+
+}  // namespace amarena

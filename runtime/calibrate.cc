@@ -1,0 +1,475 @@
+#include "runtime/calibrate.h"
+
+#include <immintrin.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <functional>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "jit/cpu_features.h"
+#include "runtime/prices.h"
+
+namespace amarena {
+
+namespace {
+
+constexpr int kUnitsPerCycle = 6;
+constexpr size_t kLine = 64;
+constexpr size_t kFloatsPerLine = kLine / sizeof(float);
+constexpr size_t kPitchFloats = 1024;  // 4096-byte rows: the strided pitch
+constexpr size_t kPanelsPerRow = kPitchFloats / kFloatsPerLine;
+constexpr size_t kPanelRows = 256;
+constexpr int kYmmChains = 12;  // > 2 pipes x 4-5 cycles of latency
+constexpr int kZmmChains = 16;
+
+volatile float g_sink;
+volatile int64_t g_int_sink;
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The calling thread's CPU time: what it ran, not what other processes ran
+// while it waited for the core (the machines this runs on are often shared;
+// short runs timed this way mostly fall between two preemptions, and the
+// median drops the rest). Cache and memory contention still show.
+int64_t ThreadNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Times run(count) with count doubled until one run lasts min_run_ns (the
+// first, short runs double as warm-up), then returns the median over `reps`
+// runs of the nanoseconds per unit of count.
+double MedianNsPerCount(const CalibrationOptions& o,
+                        const std::function<void(int64_t)>& run,
+                        int64_t count = 1) {
+  const int64_t min_run_ns = static_cast<int64_t>(o.min_run_seconds * 1e9);
+  while (true) {
+    int64_t start = ThreadNs();
+    run(count);
+    if (ThreadNs() - start >= min_run_ns) break;
+    count *= 2;
+  }
+  std::vector<double> ns(std::max(1, o.reps));
+  for (double& t : ns) {
+    int64_t start = ThreadNs();
+    run(count);
+    t = static_cast<double>(ThreadNs() - start) / static_cast<double>(count);
+  }
+  std::nth_element(ns.begin(), ns.begin() + ns.size() / 2, ns.end());
+  return ns[ns.size() / 2];
+}
+
+// `iters` rounds of 32 dependent register adds: 32 cycles a round.
+constexpr int kAddsPerIter = 32;
+void AddChain(int64_t iters) {
+  int64_t a = 0, b = 1;
+#define AMARENA_ADD "add %[b], %[a]\n\t"
+#define AMARENA_ADD8 AMARENA_ADD AMARENA_ADD AMARENA_ADD AMARENA_ADD \
+    AMARENA_ADD AMARENA_ADD AMARENA_ADD AMARENA_ADD
+  asm volatile("1:\n\t" AMARENA_ADD8 AMARENA_ADD8 AMARENA_ADD8 AMARENA_ADD8
+               "dec %[n]\n\tjnz 1b\n\t"
+               : [a] "+r"(a), [n] "+r"(iters)
+               : [b] "r"(b)
+               : "cc");
+#undef AMARENA_ADD
+#undef AMARENA_ADD8
+  g_int_sink = a;
+}
+
+__attribute__((target("avx2"))) void Sink(__m256 v) {
+  alignas(32) float f[8];
+  _mm256_store_ps(f, v);
+  float s = 0;
+  for (float x : f) s += x;
+  g_sink = s;
+}
+
+// `iters` rounds of kYmmChains independent FMAs.
+__attribute__((target("avx2,fma"), noinline)) void YmmFmas(int64_t iters) {
+  const __m256 mul = _mm256_set1_ps(0.999999f);
+  const __m256 add = _mm256_set1_ps(1e-7f);
+  __m256 acc[kYmmChains];
+#pragma GCC unroll 16
+  for (int c = 0; c < kYmmChains; ++c) acc[c] = _mm256_set1_ps(1.0f + c);
+  for (int64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 16
+    for (int c = 0; c < kYmmChains; ++c)
+      acc[c] = _mm256_fmadd_ps(acc[c], mul, add);
+  }
+  __m256 s = acc[0];
+  for (int c = 1; c < kYmmChains; ++c) s = _mm256_add_ps(s, acc[c]);
+  Sink(s);
+}
+
+// `iters` dependent FMAs: one chain.
+__attribute__((target("avx2,fma"), noinline)) void YmmFmaChain(int64_t iters) {
+  const __m256 mul = _mm256_set1_ps(0.999999f);
+  const __m256 add = _mm256_set1_ps(1e-7f);
+  __m256 acc = _mm256_set1_ps(1.0f);
+  for (int64_t i = 0; i < iters; ++i) acc = _mm256_fmadd_ps(acc, mul, add);
+  Sink(acc);
+}
+
+// `iters` rounds of kZmmChains independent FMAs (only where AVX-512F is).
+__attribute__((target("avx512f"), noinline)) void ZmmFmas(int64_t iters) {
+  const __m512 mul = _mm512_set1_ps(0.999999f);
+  const __m512 add = _mm512_set1_ps(1e-7f);
+  __m512 acc[kZmmChains];
+#pragma GCC unroll 16
+  for (int c = 0; c < kZmmChains; ++c) acc[c] = _mm512_set1_ps(1.0f + c);
+  for (int64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 16
+    for (int c = 0; c < kZmmChains; ++c)
+      acc[c] = _mm512_fmadd_ps(acc[c], mul, add);
+  }
+  __m512 s = acc[0];
+  for (int c = 1; c < kZmmChains; ++c) s = _mm512_add_ps(s, acc[c]);
+  alignas(64) float f[16];
+  _mm512_store_ps(f, s);
+  float sum = 0;
+  for (float x : f) sum += x;
+  g_sink = sum;
+}
+
+// Reads `lines` 64-byte lines at base, base + pitch, base + 2 * pitch, ...
+// (pitch in floats; lines a multiple of 4) into 8 vaddps accumulators.
+__attribute__((target("avx2"), always_inline)) inline void SumLines(
+    const float* base, size_t pitch, size_t lines, __m256 acc[8]) {
+  for (size_t i = 0; i < lines; i += 4, base += 4 * pitch) {
+    acc[0] = _mm256_add_ps(acc[0], _mm256_load_ps(base));
+    acc[1] = _mm256_add_ps(acc[1], _mm256_load_ps(base + 8));
+    acc[2] = _mm256_add_ps(acc[2], _mm256_load_ps(base + pitch));
+    acc[3] = _mm256_add_ps(acc[3], _mm256_load_ps(base + pitch + 8));
+    acc[4] = _mm256_add_ps(acc[4], _mm256_load_ps(base + 2 * pitch));
+    acc[5] = _mm256_add_ps(acc[5], _mm256_load_ps(base + 2 * pitch + 8));
+    acc[6] = _mm256_add_ps(acc[6], _mm256_load_ps(base + 3 * pitch));
+    acc[7] = _mm256_add_ps(acc[7], _mm256_load_ps(base + 3 * pitch + 8));
+  }
+}
+
+__attribute__((target("avx2"))) void SinkAcc(const __m256 acc[8]) {
+  Sink(_mm256_add_ps(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]),
+                                   _mm256_add_ps(acc[2], acc[3])),
+                     _mm256_add_ps(_mm256_add_ps(acc[4], acc[5]),
+                                   _mm256_add_ps(acc[6], acc[7]))));
+}
+
+// `passes` sequential reads of lines * 64 bytes.
+__attribute__((target("avx2"), noinline)) void DensePasses(const float* buf,
+                                                           size_t lines,
+                                                           int64_t passes) {
+  __m256 acc[8];
+  for (__m256& a : acc) a = _mm256_setzero_ps();
+  for (int64_t p = 0; p < passes; ++p)
+    SumLines(buf, kFloatsPerLine, lines, acc);
+  SinkAcc(acc);
+}
+
+// `passes` column-panel reads of a matrix of `bands` * kPanelRows rows of
+// kPitchFloats, `panels` 64-byte panels per band, each read top to bottom.
+__attribute__((target("avx2"), noinline)) void StridedPasses(const float* mat,
+                                                             size_t bands,
+                                                             size_t panels,
+                                                             int64_t passes) {
+  __m256 acc[8];
+  for (__m256& a : acc) a = _mm256_setzero_ps();
+  for (int64_t p = 0; p < passes; ++p)
+    for (size_t b = 0; b < bands; ++b) {
+      const float* band = mat + b * kPanelRows * kPitchFloats;
+      for (size_t c = 0; c < panels; ++c)
+        SumLines(band + c * kFloatsPerLine, kPitchFloats, kPanelRows, acc);
+    }
+  SinkAcc(acc);
+}
+
+// Reads a rows x pitch-float matrix as runs of `run` floats: for each band
+// of columns, each row's run in turn.
+__attribute__((target("avx2"), noinline)) void RunPass(const float* m,
+                                                       size_t rows,
+                                                       size_t pitch,
+                                                       size_t run) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0;
+  for (size_t c = 0; c < pitch; c += run)
+    for (size_t r = 0; r < rows; ++r) {
+      const float* p = m + r * pitch + c;
+      for (size_t i = 0; i < run; i += 16) {
+        a0 = _mm256_add_ps(a0, _mm256_load_ps(p + i));
+        a1 = _mm256_add_ps(a1, _mm256_load_ps(p + i + 8));
+      }
+    }
+  Sink(_mm256_add_ps(a0, a1));
+}
+
+// 32 ymm loads / stores covering the 1 KiB at %[p].
+// clang-format off
+#define AMARENA_LD(off, r) "vmovups " #off "(%[p]), %%ymm" #r "\n\t"
+#define AMARENA_LD8(o)                                                  \
+  AMARENA_LD(o + 0, 0)   AMARENA_LD(o + 32, 1)  AMARENA_LD(o + 64, 2)   \
+  AMARENA_LD(o + 96, 3)  AMARENA_LD(o + 128, 4) AMARENA_LD(o + 160, 5)  \
+  AMARENA_LD(o + 192, 6) AMARENA_LD(o + 224, 7)
+#define AMARENA_LD32 \
+  AMARENA_LD8(0) AMARENA_LD8(256) AMARENA_LD8(512) AMARENA_LD8(768)
+#define AMARENA_ST(off) "vmovups %%ymm0, " #off "(%[p])\n\t"
+#define AMARENA_ST8(o)                                                  \
+  AMARENA_ST(o + 0)   AMARENA_ST(o + 32)  AMARENA_ST(o + 64)            \
+  AMARENA_ST(o + 96)  AMARENA_ST(o + 128) AMARENA_ST(o + 160)           \
+  AMARENA_ST(o + 192) AMARENA_ST(o + 224)
+#define AMARENA_ST32 \
+  AMARENA_ST8(0) AMARENA_ST8(256) AMARENA_ST8(512) AMARENA_ST8(768)
+// clang-format on
+constexpr int kOpsPerIter = 32;
+
+void L1Loads(const float* p, int64_t iters) {
+  asm volatile("1:\n\t" AMARENA_LD32 "dec %[n]\n\tjnz 1b\n\tvzeroupper\n\t"
+               : [n] "+r"(iters)
+               : [p] "r"(p)
+               : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+                 "cc", "memory");
+}
+
+void L1Stores(float* p, int64_t iters) {
+  asm volatile(
+      "vxorps %%xmm0, %%xmm0, %%xmm0\n\t"
+      "1:\n\t" AMARENA_ST32 "dec %[n]\n\tjnz 1b\n\tvzeroupper\n\t"
+      : [n] "+r"(iters)
+      : [p] "r"(p)
+      : "xmm0", "cc", "memory");
+}
+
+#undef AMARENA_LD
+#undef AMARENA_LD8
+#undef AMARENA_LD32
+#undef AMARENA_ST
+#undef AMARENA_ST8
+#undef AMARENA_ST32
+
+// 2 MiB-aligned (so transparent huge pages can back it) and written once, so
+// every page is mapped before anything is timed.
+struct Buffer {
+  explicit Buffer(size_t want) {
+    constexpr size_t kAlign = size_t{2} << 20;
+    bytes = (want + kAlign - 1) / kAlign * kAlign;
+    p = static_cast<float*>(std::aligned_alloc(kAlign, bytes));
+    if (p == nullptr) return;
+    size_t n = bytes / sizeof(float);
+    for (size_t i = 0; i < n; ++i) p[i] = 1e-3f * static_cast<float>(i % 7);
+  }
+  ~Buffer() { std::free(p); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  float* p = nullptr;
+  size_t bytes = 0;
+};
+
+// Pins the calling thread to the CPU it is on; restores its affinity after.
+class PinToCurrentCpu {
+ public:
+  PinToCurrentCpu() {
+    CPU_ZERO(&old_);
+    if (sched_getaffinity(0, sizeof(old_), &old_) != 0) return;
+    int cpu = sched_getcpu();
+    if (cpu < 0) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    pinned_ = sched_setaffinity(0, sizeof(one), &one) == 0;
+  }
+  ~PinToCurrentCpu() {
+    if (pinned_) sched_setaffinity(0, sizeof(old_), &old_);
+  }
+
+ private:
+  cpu_set_t old_;
+  bool pinned_ = false;
+};
+
+int64_t Units(double cycles) {
+  return std::max<int64_t>(1, std::llround(cycles * kUnitsPerCycle));
+}
+
+}  // namespace
+
+// Where the rate of R-byte runs reaches about half the sequential rate.
+// The curve is made monotone first (each length gets the best rate of any
+// length up to it: a longer run never streams worse, whatever a prefetcher
+// did in one pass), and the threshold is 50 % or 90 % of the best rate any
+// length reached, whichever is lower: on hosts whose runs level off near
+// half the sequential rate (every host measured so far), a threshold of
+// exactly 50 % falls on the plateau and jumps between runs of the same
+// machine. Interpolated in log2 R between the two lengths around the
+// threshold, rounded to whole lines; below the shortest: the shortest.
+int64_t HalfRateRun(const std::vector<std::pair<int64_t, double>>& runs) {
+  if (runs.empty()) return kLine;
+  std::vector<std::pair<int64_t, double>> env = runs;
+  for (size_t i = 1; i < env.size(); ++i)
+    env[i].second = std::max(env[i].second, env[i - 1].second);
+  const double threshold = std::min(50.0, 0.9 * env.back().second);
+  for (size_t i = 0; i < env.size(); ++i) {
+    if (env[i].second < threshold) continue;
+    if (i == 0) return env[0].first;
+    auto [r0, p0] = env[i - 1];
+    auto [r1, p1] = env[i];
+    double t = (threshold - p0) / (p1 - p0);
+    double log_r = std::log2(static_cast<double>(r0)) +
+                   t * (std::log2(static_cast<double>(r1)) -
+                        std::log2(static_cast<double>(r0)));
+    int64_t lines = std::llround(std::exp2(log_r) / kLine);
+    return std::max<int64_t>(1, lines) * kLine;
+  }
+  return env.back().first;  // not reached: only for an empty plateau
+}
+
+absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
+  const CpuFeatures cpu = DetectCpu();
+  if (!cpu.avx2 || !cpu.fma)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot calibrate on this CPU (", cpu.brand, "): features are '",
+        cpu.FeatureList(), "', must include avx2 and fma"));
+  const int64_t start_ns = NowNs();
+  PinToCurrentCpu pin;
+  Calibration c;
+
+  // Working sets by the host's cache sizes, each a power of two of at least
+  // one 16 KiB panel: half of L1d (at most 16 KiB) ... the DRAM set at least
+  // 8x L3 so no cache holds it. One buffer serves every level.
+  const int64_t l1 = 16 << 10;
+  const int64_t l2 = std::max(FloorPow2(cpu.l2_bytes / 2), 4 * l1);
+  const int64_t l3 = std::max(
+      FloorPow2(std::min(std::max(cpu.l3_bytes / 4, 4 * cpu.l2_bytes),
+                         cpu.l3_bytes / 2)),
+      2 * l2);
+  int64_t dram = FloorPow2(
+      std::clamp<int64_t>(8 * cpu.l3_bytes, int64_t{256} << 20,
+                          int64_t{1} << 30));
+  // The strided L1 set is one panel, whose rows span kPanelRows pitches.
+  const int64_t least = std::max<int64_t>(
+      4 * l3, kPanelRows * kPitchFloats * sizeof(float));
+  std::unique_ptr<Buffer> buf;
+  for (; dram >= least; dram /= 2) {
+    buf = std::make_unique<Buffer>(static_cast<size_t>(dram));
+    if (buf->p != nullptr) break;
+  }
+  if (buf == nullptr || buf->p == nullptr)
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "cannot calibrate: no working set of at least ", least >> 20,
+        " MiB could be allocated for the DRAM measurements"));
+
+  // 1. The clock, then FMAs in cycles.
+  const double add_ns = MedianNsPerCount(o, AddChain, 1 << 12) / kAddsPerIter;
+  c.ghz = 1 / add_ns;
+  auto cycles = [&](double ns) { return ns * c.ghz; };
+  const double ymm_ns = MedianNsPerCount(o, YmmFmas, 1 << 12) / kYmmChains;
+  c.fma_ymm_per_cycle = 1 / cycles(ymm_ns);
+  c.ghz_from_fma = 1 / ymm_ns / 2;
+  c.fma_latency_cycles = cycles(MedianNsPerCount(o, YmmFmaChain, 1 << 14));
+  if (cpu.avx512f)
+    c.fma_zmm_per_cycle =
+        1 / cycles(MedianNsPerCount(o, ZmmFmas, 1 << 12) / kZmmChains);
+
+  // 2. L1 loads and stores.
+  c.loads_per_cycle =
+      1 / cycles(MedianNsPerCount(
+                     o, [&](int64_t n) { L1Loads(buf->p, n); }, 1024) /
+                 kOpsPerIter);
+  c.stores_per_cycle =
+      1 / cycles(MedianNsPerCount(
+                     o, [&](int64_t n) { L1Stores(buf->p, n); }, 1024) /
+                 kOpsPerIter);
+
+  // 3. Lines from each level, dense and strided.
+  const char* names[] = {"l1", "l2", "l3", "dram"};
+  const int64_t sets[] = {l1, l2, l3, dram};
+  for (int i = 0; i < 4; ++i) {
+    Calibration::LevelReads& r = c.levels[i];
+    r.name = names[i];
+    r.bytes = sets[i];
+    const size_t lines = static_cast<size_t>(sets[i]) / kLine;
+    r.dense_cycles =
+        cycles(MedianNsPerCount(
+            o, [&](int64_t n) { DensePasses(buf->p, lines, n); })) /
+        static_cast<double>(lines);
+    // Every set is a power-of-two multiple of one panel (16 KiB).
+    const size_t panels = std::min(lines / kPanelRows, kPanelsPerRow);
+    const size_t bands = lines / (kPanelRows * panels);
+    r.strided_cycles =
+        cycles(MedianNsPerCount(o,
+                                [&](int64_t n) {
+                                  StridedPasses(buf->p, bands, panels, n);
+                                })) /
+        static_cast<double>(lines);
+  }
+
+  // 4. DRAM runs: a matrix of 32 KiB rows, twice L3 (at least 64 MiB).
+  const size_t pitch = static_cast<size_t>(c.dram_row_bytes) / sizeof(float);
+  const size_t rows = static_cast<size_t>(
+      std::min<int64_t>(dram, std::max<int64_t>(int64_t{64} << 20,
+                                                2 * cpu.l3_bytes)) /
+      c.dram_row_bytes);
+  auto pass_ns = [&](size_t run_floats) {
+    return MedianNsPerCount(o, [&](int64_t n) {
+      for (int64_t i = 0; i < n; ++i) RunPass(buf->p, rows, pitch, run_floats);
+    });
+  };
+  const double seq_ns = pass_ns(pitch);
+  c.dram_sequential_gbps =
+      static_cast<double>(rows * pitch * sizeof(float)) / seq_ns;
+  for (int64_t bytes = 64; bytes <= 4096; bytes *= 2)
+    c.dram_runs.emplace_back(
+        bytes, 100 * seq_ns / pass_ns(static_cast<size_t>(bytes) /
+                                      sizeof(float)));
+  c.dram_run_bytes = HalfRateRun(c.dram_runs);
+
+  // 5. Prices.
+  CostParams& m = c.measured;
+  const double fma_per_cycle =
+      c.fma_zmm_per_cycle > 0 ? c.fma_zmm_per_cycle : c.fma_ymm_per_cycle;
+  m.fma = Units(1 / fma_per_cycle);
+  m.load = Units(1 / c.loads_per_cycle);
+  m.store = Units(1 / c.stores_per_cycle);
+  const int gl = static_cast<int>(Level::kGL), l3i = static_cast<int>(Level::kL3),
+            l2i = static_cast<int>(Level::kL2);
+  m.line_dense[gl] = Units(c.levels[3].dense_cycles);
+  m.line_dense[l3i] = Units(c.levels[2].dense_cycles);
+  m.line_dense[l2i] = Units(c.levels[1].dense_cycles);
+  m.line_strided[gl] = Units(c.levels[3].strided_cycles);
+  m.line_strided[l3i] = Units(c.levels[2].strided_cycles);
+  m.line_strided[l2i] = Units(c.levels[1].strided_cycles);
+  m.dram_run_bytes = c.dram_run_bytes;
+  // Panels side by side were measured only on the Zen 5 host, as ratios to
+  // its dense GL price (core/target.h); kept in proportion here.
+  const CostParams zen5;
+  m.line_gl_adjacent_panels =
+      std::llround(static_cast<double>(m.line_dense[gl]) *
+                   zen5.line_gl_adjacent_panels / zen5.line_dense[gl]);
+  m.line_gl_far_panels =
+      std::llround(static_cast<double>(m.line_dense[gl]) *
+                   zen5.line_gl_far_panels / zen5.line_dense[gl]);
+
+  // The search's orders (ClampPrices) hold for the table it is given even
+  // when a noisy run broke them; the fields raised are reported.
+  c.table.cost = ClampPrices(m);
+  const std::vector<std::string> before = absl::StrSplit(CostParamsText(m), ' '),
+                                 after = absl::StrSplit(
+                                     CostParamsText(c.table.cost), ' ');
+  for (size_t i = 0; i < before.size() && i < after.size(); ++i)
+    if (before[i] != after[i])
+      c.clamped.push_back(before[i].substr(0, before[i].find('=')));
+  c.table.label = "calibrated";
+  c.table.cpu = IdentityOf(cpu);
+  c.seconds = static_cast<double>(NowNs() - start_ns) / 1e9;
+  return c;
+}
+
+}  // namespace amarena

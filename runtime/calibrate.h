@@ -1,0 +1,92 @@
+// Measures the cost model's prices on this host (`amarena calibrate`), in the
+// model's unit of 1/6 core cycle. docs/calibration.md describes each
+// measurement; the methods are those of bench/cost_calibration, shortened to
+// fit in a few seconds and without Google Benchmark.
+//
+//   absl::StatusOr<Calibration> c = Calibrate();
+//   if (c.ok()) StorePrices(DefaultDbPath(), c->table);  // runtime/prices.h
+//
+// Runs on the calling thread, pinned to the CPU it is on while it measures
+// (its affinity is restored afterwards). Allocates up to about 1 GiB for the
+// DRAM working set (half as much, then a quarter, if that fails). Every
+// figure is the median of `reps` timed runs of at least `min_run_seconds`,
+// timed in the thread's CPU time so that waiting for a shared core is not
+// counted.
+#ifndef AMARENA_RUNTIME_CALIBRATE_H_
+#define AMARENA_RUNTIME_CALIBRATE_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/price_table.h"
+
+namespace amarena {
+
+struct CalibrationOptions {
+  int reps = 7;
+  double min_run_seconds = 0.005;  // of the thread's CPU time
+};
+
+struct Calibration {
+  // The core clock, from a chain of dependent register adds (one cycle each
+  // on every x86-64 core), and the clock bench/cost_calibration would infer
+  // from the ymm FMA rate assuming two FMAs per cycle, for comparison.
+  double ghz = 0;
+  double ghz_from_fma = 0;
+  // Vector FMAs per cycle (independent chains), 0 for a width the CPU lacks;
+  // the latency of one vfmadd231ps ymm in a dependent chain, in cycles.
+  double fma_ymm_per_cycle = 0;
+  double fma_zmm_per_cycle = 0;
+  double fma_latency_cycles = 0;
+  // ymm vmovups to and from one L1-resident KiB, per cycle.
+  double loads_per_cycle = 0;
+  double stores_per_cycle = 0;
+
+  // Cycles to read one 64-byte line into registers from a working set that
+  // sits in a level: dense = sequentially, strided = down 64-byte column
+  // panels of a matrix whose rows are `pitch_bytes` apart.
+  struct LevelReads {
+    std::string name;  // "l1", "l2", "l3", "dram"
+    int64_t bytes = 0;
+    double dense_cycles = 0;
+    double strided_cycles = 0;
+  };
+  std::array<LevelReads, 4> levels;
+  int64_t pitch_bytes = 4096;
+
+  // A matrix of `dram_row_bytes` rows read as runs of R bytes down a column
+  // band, band after band: GB/s of a sequential read, and each R's rate as a
+  // percentage of it. dram_run_bytes is where the percentage (made monotone
+  // in R) reaches 50, or 90 % of the best percentage if that is lower;
+  // interpolated in log2 R, a multiple of 64 (runtime/calibrate.cc,
+  // HalfRateRun).
+  int64_t dram_row_bytes = 32 << 10;
+  double dram_sequential_gbps = 0;
+  std::vector<std::pair<int64_t, double>> dram_runs;  // (R, % of sequential)
+  int64_t dram_run_bytes = 0;
+
+  double seconds = 0;  // wall time of Calibrate
+  // Measured prices before ClampPrices, and the fields it changed.
+  CostParams measured;
+  std::vector<std::string> clamped;
+  // The host's identity and the clamped prices. Prices not measured
+  // (loop_iteration*, parallel_setup, dram_streams) keep their defaults;
+  // line_gl_adjacent_panels and line_gl_far_panels are the dense GL price
+  // scaled as on the Zen 5 host (44/42 and 40/42).
+  PriceTable table;
+};
+
+// Calibration::dram_run_bytes from (R, % of sequential) pairs in increasing
+// R: see there. 64 for no pairs.
+int64_t HalfRateRun(const std::vector<std::pair<int64_t, double>>& runs);
+
+// FailedPrecondition without AVX2+FMA; ResourceExhausted when the working
+// sets cannot be allocated.
+absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& options = {});
+
+}  // namespace amarena
+
+#endif  // AMARENA_RUNTIME_CALIBRATE_H_

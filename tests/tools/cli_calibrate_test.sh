@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# `amarena calibrate --json` measures every price, all positive, and stores
+# them for this CPU in the search database; a new process (`amarena cpu`)
+# then uses the stored table, as does one forced to with AMARENA_PRICES=host.
+# Nothing here asserts on time.
+set -u
+amarena="$1"
+dir=$(mktemp -d "${TMPDIR:-/tmp}/amarena-calibrate-XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+export AMARENA_DB="$dir/amarena.db"
+unset AMARENA_PRICES
+fail=0
+no() { echo "FAIL: $*"; fail=1; }
+
+out=$("$amarena" calibrate --json 2>"$dir/err") || no "calibrate exited $?: $(cat "$dir/err")"
+json=$(printf '%s\n' "$out" | tail -n 1)
+# Every measured figure and every price is a positive number (zmm only where
+# the CPU has AVX-512; the clamped list may be empty).
+for key in ghz ghz_from_fma fma_ymm_per_cycle fma_latency_cycles \
+    loads_per_cycle stores_per_cycle l1_bytes l1_dense_cycles l1_strided_cycles \
+    l2_bytes l2_dense_cycles l2_strided_cycles l3_bytes l3_dense_cycles \
+    l3_strided_cycles dram_bytes dram_dense_cycles dram_strided_cycles pitch_bytes \
+    dram_sequential_gbps dram_run_64_pct dram_run_4096_pct dram_run_bytes seconds \
+    fma load store loop_iteration loop_iteration_stack parallel_setup \
+    line_dense_gl line_dense_l3 line_dense_l2 line_strided_gl line_strided_l3 \
+    line_strided_l2 dram_streams line_gl_adjacent_panels line_gl_far_panels \
+    family l1d_bytes l2_bytes l3_bytes; do
+  v=$(printf '%s\n' "$json" | grep -oE "\"$key\":[-0-9.e+]+" | head -n 1 | cut -d: -f2)
+  if [ -z "$v" ]; then
+    no "calibrate --json has no number for $key: $json"
+  elif ! awk -v v="$v" 'BEGIN { exit !(v > 0) }'; then
+    no "calibrate --json: $key is $v, must be positive"
+  fi
+done
+grep -qE '"fma_zmm_per_cycle":' <<<"$json" || no "no fma_zmm_per_cycle"
+grep -qE '"vendor":"[^"]+"' <<<"$json" || no "no vendor in the table"
+grep -qF "\"saved_to\":\"$AMARENA_DB\"" <<<"$json" || no "not saved to $AMARENA_DB: $json"
+hash=$(grep -oE '"prices_hash":"[0-9a-f]{8}"' <<<"$json" | cut -d'"' -f4)
+[ -n "$hash" ] || no "no prices_hash in $json"
+
+# A new process finds the stored table and uses it.
+cpu=$("$amarena" cpu --json 2>&1 | tail -n 1)
+grep -qF '"prices_source":"stored"' <<<"$cpu" || no "cpu does not use the stored table: $cpu"
+grep -qF "\"prices_hash\":\"$hash\"" <<<"$cpu" || no "cpu's prices differ from those stored ($hash): $cpu"
+grep -qF -- "-p$hash\"" <<<"$cpu" || no "the target fingerprint does not hold the prices: $cpu"
+"$amarena" cpu | grep -q "^prices:    calibrated on this host$" || no "cpu does not say 'calibrated on this host'"
+AMARENA_PRICES=host "$amarena" cpu --json | tail -n 1 | grep -qF "\"prices_hash\":\"$hash\"" ||
+  no "AMARENA_PRICES=host does not use the stored table"
+AMARENA_PRICES=default "$amarena" cpu --json | tail -n 1 | grep -qF '"prices_source":"forced"' ||
+  no "AMARENA_PRICES=default is not a forced choice"
+# Without the database, a shipped table; a bad value is bad input.
+AMARENA_DB=off "$amarena" cpu | grep -qE "^prices:    (shipped table for|nearest shipped table) " ||
+  no "without a database, cpu does not name a shipped table"
+err=$(AMARENA_PRICES=zen9 "$amarena" run "matmul 4x4x4 f32" 2>&1 >/dev/null)
+status=$?
+[ "$status" -eq 2 ] && grep -qF "AMARENA_PRICES is 'zen9', must be default, host or a shipped table" <<<"$err" ||
+  no "AMARENA_PRICES=zen9: status $status, $err"
+
+[ "$fail" -eq 0 ] && echo "cli_calibrate: all checks passed"
+exit "$fail"

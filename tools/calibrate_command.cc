@@ -1,0 +1,100 @@
+// amarena calibrate: measures the cost model's prices on this host
+// (runtime/calibrate.h) and stores them in the search database for this CPU,
+// where every later process finds them (runtime/prices.h).
+#include <cstdio>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "runtime/calibrate.h"
+#include "runtime/prices.h"
+#include "runtime/search_db.h"
+#include "tools/commands.h"
+#include "tools/json.h"
+
+namespace amarena::tools {
+
+int CalibrateCommand(bool json, bool save) {
+  absl::StatusOr<Calibration> c = Calibrate();
+  if (!c.ok()) {
+    std::fprintf(stderr, "amarena: %s\n",
+                 std::string(c.status().message()).c_str());
+    return 2;
+  }
+  const PriceTable& t = c->table;
+  std::printf("cpu:       %s\n", t.cpu.Describe().c_str());
+  std::printf("clock:     %.3f GHz (dependent adds); %.3f from ymm FMAs at 2 "
+              "a cycle\n",
+              c->ghz, c->ghz_from_fma);
+  std::printf("fma:       ymm %.2f/cycle, zmm %s/cycle, latency %.2f cycles\n",
+              c->fma_ymm_per_cycle,
+              c->fma_zmm_per_cycle > 0
+                  ? absl::StrFormat("%.2f", c->fma_zmm_per_cycle).c_str()
+                  : "n/a",
+              c->fma_latency_cycles);
+  std::printf("L1 ymm:    %.2f loads/cycle, %.2f stores/cycle\n",
+              c->loads_per_cycle, c->stores_per_cycle);
+  std::printf("lines:     %-5s %10s %14s %16s\n", "level", "set",
+              "dense cyc/line", "strided cyc/line");
+  for (const Calibration::LevelReads& l : c->levels)
+    std::printf("           %-5s %6lld KiB %14.3f %16.3f\n", l.name.c_str(),
+                static_cast<long long>(l.bytes >> 10), l.dense_cycles,
+                l.strided_cycles);
+  std::printf("dram runs: sequential %.1f GB/s; %% of it by run length:",
+              c->dram_sequential_gbps);
+  for (const auto& [bytes, pct] : c->dram_runs)
+    std::printf(" %lldB %.0f%%", static_cast<long long>(bytes), pct);
+  std::printf("\n           half rate at %lld bytes\n",
+              static_cast<long long>(c->dram_run_bytes));
+  std::printf("prices:    %s (units of 1/6 cycle)\n",
+              CostParamsText(t.cost).c_str());
+  std::printf("clamped:   %s\n",
+              c->clamped.empty() ? "none"
+                                 : absl::StrJoin(c->clamped, " ").c_str());
+  std::printf("fingerprint prices hash: %s; %.1f s\n",
+              PricesHash(t.cost).c_str(), c->seconds);
+
+  std::string saved_to;
+  int status = 0;
+  if (save) {
+    std::string path = DefaultDbPath();
+    if (path.empty()) {
+      std::printf("not saved: AMARENA_DB is off\n");
+    } else if (absl::Status s = StorePrices(path, t); !s.ok()) {
+      std::fprintf(stderr, "amarena: %s\n", std::string(s.message()).c_str());
+      status = 2;
+    } else {
+      saved_to = path;
+      std::printf("saved for this CPU in %s\n", path.c_str());
+    }
+  }
+  if (json) {
+    JsonLine j;
+    j.AddRaw("table", PricesToJson(t));
+    j.Add("ghz", c->ghz);
+    j.Add("ghz_from_fma", c->ghz_from_fma);
+    j.Add("fma_ymm_per_cycle", c->fma_ymm_per_cycle);
+    j.Add("fma_zmm_per_cycle", c->fma_zmm_per_cycle);
+    j.Add("fma_latency_cycles", c->fma_latency_cycles);
+    j.Add("loads_per_cycle", c->loads_per_cycle);
+    j.Add("stores_per_cycle", c->stores_per_cycle);
+    for (const Calibration::LevelReads& l : c->levels) {
+      j.Add(l.name + "_bytes", l.bytes);
+      j.Add(l.name + "_dense_cycles", l.dense_cycles);
+      j.Add(l.name + "_strided_cycles", l.strided_cycles);
+    }
+    j.Add("pitch_bytes", c->pitch_bytes);
+    j.Add("dram_sequential_gbps", c->dram_sequential_gbps);
+    for (const auto& [bytes, pct] : c->dram_runs)
+      j.Add(absl::StrCat("dram_run_", bytes, "_pct"), pct);
+    j.Add("dram_run_bytes", c->dram_run_bytes);
+    j.Add("clamped", absl::StrJoin(c->clamped, " "));
+    j.Add("prices_hash", PricesHash(t.cost));
+    j.Add("saved_to", saved_to);
+    j.Add("seconds", c->seconds);
+    std::printf("%s\n", j.str().c_str());
+  }
+  return status;
+}
+
+}  // namespace amarena::tools
