@@ -45,9 +45,13 @@ if(amarena_type STREQUAL "SHARED_LIBRARY")
   # Hidden visibility already keeps the C++ internals out of the dynamic
   # symbol table; the version script also drops what headers mark default
   # (e.g. libstdc++ template instances), and --exclude-libs keeps any static
-  # archive's symbols (a static absl, say) local.
+  # archive's symbols (a static absl, say) local. -z nodelete: the library
+  # owns threads (the thread pool, background searches) and thread-local
+  # state, so a dlclose of whatever loaded it must not unmap its code under
+  # them; it stays until the process exits.
   set(amarena_exports ${PROJECT_SOURCE_DIR}/cmake/amarena.map)
   target_link_options(amarena PRIVATE -Wl,--exclude-libs,ALL
-                      -Wl,--version-script=${amarena_exports} -Wl,--no-undefined)
+                      -Wl,--version-script=${amarena_exports} -Wl,--no-undefined
+                      -Wl,-z,nodelete)
   set_property(TARGET amarena APPEND PROPERTY LINK_DEPENDS ${amarena_exports})
 endif()
