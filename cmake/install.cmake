@@ -16,17 +16,44 @@ install(EXPORT amarenaTargets NAMESPACE amarena::
         FILE amarenaTargets.cmake DESTINATION ${AMARENA_CMAKE_DIR})
 
 # A static libamarena carries its link dependencies to the consumer: the
-# config file finds them (a shared one needs none of them found).
+# config file finds their packages (a shared one needs none of them found),
+# and amarena.pc names them for `pkg-config --static`.
 if(amarena_type STREQUAL "STATIC_LIBRARY")
   set(AMARENA_STATIC 1)
 else()
   set(AMARENA_STATIC 0)
 endif()
-if(TARGET Zydis::Zydis)
-  set(AMARENA_WITH_ZYDIS 1)
-else()
-  set(AMARENA_WITH_ZYDIS 0)
-endif()
+set(amarena_packages)
+set(amarena_pc_requires)
+set(AMARENA_PC_LIBS_PRIVATE)
+foreach(dep IN LISTS amarena_link_deps)
+  if(dep MATCHES "^absl::(.+)$")
+    list(APPEND amarena_packages absl)
+    list(APPEND amarena_pc_requires absl_${CMAKE_MATCH_1})
+  elseif(dep STREQUAL "SQLite::SQLite3")
+    list(APPEND amarena_packages SQLite3)
+    list(APPEND amarena_pc_requires sqlite3)
+  elseif(dep STREQUAL "Threads::Threads")
+    list(APPEND amarena_packages Threads)
+    string(APPEND AMARENA_PC_LIBS_PRIVATE " -pthread")
+  elseif(dep STREQUAL "Zydis::Zydis")
+    list(APPEND amarena_packages zydis)
+    string(APPEND AMARENA_PC_LIBS_PRIVATE " -lZydis")
+  elseif(dep MATCHES "^[A-Za-z0-9_]+$")  # a plain library name
+    string(APPEND AMARENA_PC_LIBS_PRIVATE " -l${dep}")
+  else()
+    message(FATAL_ERROR "cmake/install.cmake does not know how a consumer finds "
+            "'${dep}' (a link dependency of the library): add it there")
+  endif()
+endforeach()
+list(REMOVE_DUPLICATES amarena_packages)
+set(AMARENA_FIND_DEPENDENCIES)
+foreach(pkg IN LISTS amarena_packages)
+  string(APPEND AMARENA_FIND_DEPENDENCIES "  find_dependency(${pkg})\n")
+endforeach()
+list(JOIN amarena_pc_requires " " AMARENA_PC_REQUIRES_PRIVATE)
+string(APPEND AMARENA_PC_LIBS_PRIVATE " -lstdc++ -lm")
+string(STRIP "${AMARENA_PC_LIBS_PRIVATE}" AMARENA_PC_LIBS_PRIVATE)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/amarenaConfig.cmake.in
   ${PROJECT_BINARY_DIR}/amarenaConfig.cmake
   INSTALL_DESTINATION ${AMARENA_CMAKE_DIR})
@@ -41,11 +68,6 @@ install(FILES ${PROJECT_BINARY_DIR}/amarenaConfig.cmake
 set(amarena_pc_dir ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 file(RELATIVE_PATH AMARENA_PC_TO_PREFIX /${amarena_pc_dir} /)
 string(REGEX REPLACE "/$" "" AMARENA_PC_TO_PREFIX "${AMARENA_PC_TO_PREFIX}")
-set(AMARENA_PC_LIBS_PRIVATE "-lpthreadpool")
-if(AMARENA_WITH_ZYDIS)
-  string(APPEND AMARENA_PC_LIBS_PRIVATE " -lZydis")
-endif()
-string(APPEND AMARENA_PC_LIBS_PRIVATE " -pthread -lstdc++ -lm")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/amarena.pc.in
                ${PROJECT_BINARY_DIR}/amarena.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/amarena.pc DESTINATION ${amarena_pc_dir})

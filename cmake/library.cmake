@@ -8,17 +8,21 @@ include(GNUInstallDirs)
 
 set(amarena_internal_libs amarena_core amarena_search amarena_jit amarena_runtime)
 
-# What the objects need at link time (and nothing they need only to compile:
-# xbyak is header-only). A shared libamarena links these itself; a static one
-# passes them on to whoever links it (amarenaConfig.cmake finds them, and
-# amarena.pc lists them).
-set(amarena_link_deps
-  absl::status absl::statusor absl::strings absl::str_format absl::hash
-  absl::flat_hash_map absl::inlined_vector pthreadpool Threads::Threads
-  SQLite::SQLite3)
-if(TARGET Zydis::Zydis)
-  list(APPEND amarena_link_deps Zydis::Zydis)
-endif()
+# What the objects need at link time: the internal libraries' own link
+# dependencies (so one added there reaches the public library too), less
+# xbyak, which is header-only. A shared libamarena links these itself; a static
+# one passes them on to whoever links it (install.cmake turns them into
+# amarenaConfig.cmake's find_dependency calls and amarena.pc's entries).
+set(amarena_link_deps)
+foreach(lib IN LISTS amarena_internal_libs)
+  get_target_property(deps ${lib} LINK_LIBRARIES)
+  foreach(dep IN LISTS deps)
+    if(NOT dep IN_LIST amarena_internal_libs AND NOT dep STREQUAL "xbyak::xbyak")
+      list(APPEND amarena_link_deps ${dep})
+    endif()
+  endforeach()
+endforeach()
+list(REMOVE_DUPLICATES amarena_link_deps)
 
 set(amarena_objects)
 foreach(lib IN LISTS amarena_internal_libs)
@@ -45,9 +49,13 @@ if(amarena_type STREQUAL "SHARED_LIBRARY")
   # Hidden visibility already keeps the C++ internals out of the dynamic
   # symbol table; the version script also drops what headers mark default
   # (e.g. libstdc++ template instances), and --exclude-libs keeps any static
-  # archive's symbols (a static absl, say) local.
+  # archive's symbols (a static absl, say) local. -z nodelete: the library
+  # owns threads (the thread pool, background searches) and thread-local
+  # state, so a dlclose of whatever loaded it must not unmap its code under
+  # them; it stays until the process exits.
   set(amarena_exports ${PROJECT_SOURCE_DIR}/cmake/amarena.map)
   target_link_options(amarena PRIVATE -Wl,--exclude-libs,ALL
-                      -Wl,--version-script=${amarena_exports} -Wl,--no-undefined)
+                      -Wl,--version-script=${amarena_exports} -Wl,--no-undefined
+                      -Wl,-z,nodelete)
   set_property(TARGET amarena APPEND PROPERTY LINK_DEPENDS ${amarena_exports})
 endif()

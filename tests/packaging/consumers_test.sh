@@ -102,6 +102,12 @@ grep -qx amarena_kernel_get <<<"$symbols" || {
 quiet cmake -S "$here/shared_consumer" -B "$tmp/shared_consumer" "${gen[@]}" \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$tmp/shared_prefix"
 quiet cmake --build "$tmp/shared_consumer" -j2
-"$tmp/shared_consumer/host" "$tmp/shared_consumer/plugin.so"
+# The plugin's dlclose must not unmap amarena under its threads.
+readelf -d "$so" | grep -q "Flags:.*NODELETE" || {
+  echo "libamarena.so is not marked NODELETE" >&2; exit 1; }
+for _ in 1 2 3 4 5; do
+  "$tmp/shared_consumer/host" "$tmp/shared_consumer/plugin.so" >/dev/null
+done
+echo "shared consumer: ok"
 echo "$(wc -l <<<"$symbols") dynamic symbols, all amarena_*; $soname"
 echo "all consumers ok"
