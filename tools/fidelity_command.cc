@@ -12,6 +12,7 @@
 // wrong result is an error: reported on stderr with its decisions, never
 // timed, and the exit status is 1.
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -166,6 +167,16 @@ int FidelityCommand(const FidelityOptions& opt) {
   if (absl::Status s = CheckSupported(*parsed, target); !s.ok())
     return bad(std::string(s.message()));
   const Spec root = target.Bind(*parsed);
+  // The report's file is opened first, so a path that cannot be written
+  // fails before minutes of timing.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> json_file(nullptr,
+                                                            &std::fclose);
+  if (!opt.json.empty()) {
+    json_file.reset(std::fopen(opt.json.c_str(), "w"));
+    if (json_file == nullptr)
+      return bad(absl::StrCat("cannot write the report to ", opt.json, ": ",
+                              std::strerror(errno)));
+  }
 
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
@@ -354,13 +365,11 @@ int FidelityCommand(const FidelityOptions& opt) {
     j.Add("pick", pick.schedule);
     j.Add("fastest", fastest != nullptr ? fastest->schedule : "");
     j.AddRaw("trees", arr);
-    std::FILE* f = std::fopen(opt.json.c_str(), "w");
-    if (f == nullptr) return bad(absl::StrCat("cannot write ", opt.json));
     const std::string text = j.str() + "\n";
-    const bool written =
-        std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    if (std::fclose(f) != 0 || !written)
-      return bad(absl::StrCat("cannot write ", opt.json));
+    const bool written = std::fwrite(text.data(), 1, text.size(),
+                                     json_file.get()) == text.size();
+    if (std::fclose(json_file.release()) != 0 || !written)
+      return bad(absl::StrCat("cannot write the report to ", opt.json));
   }
   return wrong > 0 ? 1 : 0;
 }
