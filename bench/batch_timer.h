@@ -3,7 +3,7 @@
 // of calls so that reading the clock stays a small fraction of what it
 // measures.
 //
-// steady_clock costs about 20-40 ns a read here; an 8x8x8 kernel runs in
+// A pair of steady_clock reads costs about 20 ns; an 8x8x8 kernel runs in
 // about as long, so timing single calls measures the clock as much as the
 // kernel. The batch is grown (doubling) until one batch takes at least
 // `min_batch_ns` (1 ms: the clock is then under 0.01 % of it), then batches
@@ -35,6 +35,9 @@ struct BatchTimerOptions {
   int64_t min_batches = 5;
   // ... and at most (0: no cap; `amarena run --reps` sets both).
   int64_t max_batches = 0;
+  // One untimed call first; off when the caller has just run it (`amarena
+  // run` checks the kernel's output first).
+  bool warm_up = true;
 };
 
 struct BatchTiming {
@@ -44,8 +47,10 @@ struct BatchTiming {
   int64_t batches = 0;   // timed batches
 };
 
-// Calls `call` (a callable taking no arguments) batch * batches times plus
-// the calls that size the batch; the first call is an untimed warm-up.
+// Calls `call` (a callable taking no arguments): once untimed (warm_up), then
+// batches of 1, 2, 4, ... calls until one lasts min_batch_ns, which is the
+// first timed batch, then the other batches: warm_up + (batch - 1) +
+// batch * batches calls in all.
 template <typename F>
 BatchTiming TimeBatches(F&& call, const BatchTimerOptions& opt = {}) {
   using Clock = std::chrono::steady_clock;
@@ -54,15 +59,18 @@ BatchTiming TimeBatches(F&& call, const BatchTimerOptions& opt = {}) {
     for (int64_t i = 0; i < n; ++i) call();
     return std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
   };
-  call();  // warm-up: scratch allocated, code and data in cache
+  if (opt.warm_up) call();  // scratch allocated, code and data in cache
   BatchTiming t;
   t.batch = 1;
   // Doubling stops at 2^40 calls, a bound a call taking no time at all
   // (which the optimiser could make of an empty lambda) still reaches fast.
-  while (run(t.batch) < opt.min_batch_ns && t.batch < (int64_t{1} << 40))
+  // The batch that ends it is a batch of the final size: the first sample.
+  double first = 0;
+  while ((first = run(t.batch)) < opt.min_batch_ns &&
+         t.batch < (int64_t{1} << 40))
     t.batch *= 2;
-  std::vector<double> ns;
-  double spent = 0;
+  std::vector<double> ns = {first};
+  double spent = first;
   while (static_cast<int64_t>(ns.size()) < opt.min_batches ||
          (spent < opt.budget_ns &&
           (opt.max_batches == 0 ||

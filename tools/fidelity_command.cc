@@ -240,6 +240,7 @@ int FidelityCommand(const FidelityOptions& opt) {
       static_cast<long long>(all.size()) - k_found - decisions_found,
       collect_ms);
 
+  std::fflush(stdout);  // the header before minutes of timing
   std::vector<std::unique_ptr<Operands>> sets =
       MakeOperandSets(root, opt.cold, opt.seed);
   const std::vector<uint8_t> before = sets[0]->Snapshot(root.OutputIndex());

@@ -37,6 +37,7 @@ int RunCommand(const RunOptions& opt) {
 
   // It ran once already: its scratch is allocated.
   bench::BatchTimerOptions topt;
+  topt.warm_up = false;
   if (opt.reps > 0) topt.min_batches = topt.max_batches = opt.reps;
   const bench::BatchTiming t =
       bench::TimeBatches([&] { (void)kernel.Run(ops.ptrs()); }, topt);

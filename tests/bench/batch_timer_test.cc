@@ -19,8 +19,8 @@ TEST(BatchTimerTest, ExactBatchCountWhenMinAndMaxAgree) {
   BatchTiming t = TimeBatches([&] { ++calls; }, o);
   EXPECT_EQ(t.batch, 1);
   EXPECT_EQ(t.batches, 3);
-  // One warm-up, one sizing batch, three timed.
-  EXPECT_EQ(calls, 1 + 1 + 3);
+  // One warm-up, then three batches of one (the first also sized the batch).
+  EXPECT_EQ(calls, 1 + 3);
   EXPECT_LE(t.min_ns, t.median_ns);
   EXPECT_GE(t.min_ns, 0);
 }
@@ -34,9 +34,9 @@ TEST(BatchTimerTest, CallsAreWholeBatches) {
   BatchTiming t = TimeBatches([&] { ++calls; }, o);
   EXPECT_EQ(t.batches, 4);
   EXPECT_GE(t.batch, 1);
-  // Warm-up, the sizing batches 1, 2, ..., batch (a geometric series), then
-  // the timed ones.
-  EXPECT_EQ(calls, 1 + (2 * t.batch - 1) + 4 * t.batch);
+  // Warm-up, the sizing batches 1, 2, ..., batch / 2 (a geometric series),
+  // then the four timed ones, the first of which ended the sizing.
+  EXPECT_EQ(calls, 1 + (t.batch - 1) + 4 * t.batch);
 }
 
 TEST(BatchTimerTest, BudgetGivesAtLeastTheMinimum) {
@@ -49,7 +49,19 @@ TEST(BatchTimerTest, BudgetGivesAtLeastTheMinimum) {
   BatchTiming t = TimeBatches([&] { ++calls; }, o);
   EXPECT_GE(t.batches, 2);
   EXPECT_LE(t.batches, 50);
-  EXPECT_EQ(calls, 2 + t.batches);
+  EXPECT_EQ(calls, 1 + t.batches);
+}
+
+TEST(BatchTimerTest, WithoutWarmUpOneBatchIsOneCall) {
+  int64_t calls = 0;
+  BatchTimerOptions o;
+  o.min_batch_ns = 0;
+  o.min_batches = o.max_batches = 1;
+  o.warm_up = false;
+  BatchTiming t = TimeBatches([&] { ++calls; }, o);
+  EXPECT_EQ(t.batches, 1);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(t.min_ns, t.median_ns);
 }
 
 }  // namespace
