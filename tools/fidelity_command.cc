@@ -187,8 +187,7 @@ int FidelityCommand(const FidelityOptions& opt) {
   // The trees: the k cheapest under the model (the search's best first),
   // the cheapest `decisions` of the best trees per decision in the first
   // `levels` levels of the best tree, then random ones until there are
-  // `trees`, or the attempts run out (a
-  // small Spec has few trees).
+  // `trees` or the attempts run out (a small Spec has few trees).
   std::vector<Measured> all;
   absl::flat_hash_set<std::string> seen;
   auto add = [&](ImplPtr tree, std::string origin) {
