@@ -105,15 +105,16 @@ int main(int argc, char** argv) {
   CLI::App* fid_cmd = app.add_subcommand(
       "fidelity",
       "how well the cost model ranks trees here: time the search's best, the "
-      "next cheapest and random trees for one Spec on one thread; Spearman "
-      "rho of cost against time, and the regret of the model's pick");
+      "next cheapest, the best per decision and random trees (the rest, up "
+      "to --trees) for one Spec on one thread; Spearman rho of cost against "
+      "time, and the regret of the model's pick (docs/fidelity.md)");
   fid_cmd->add_option("spec", fid.spec, "the Spec")->required();
   fid_cmd->add_option("--trees", fid.trees, "distinct trees, at most (50)")
       ->check(CLI::Range(1, 100000));
   fid_cmd
       ->add_option("--k", fid.k,
                    "of which the cheapest under the model, the search's best "
-                   "first (10); the rest are random")
+                   "first (10)")
       ->check(CLI::Range(1, 100000));
   fid_cmd
       ->add_option("--per-cost", fid.per_cost,
