@@ -7,6 +7,10 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace amarena::tools {
 
 struct RunOptions {
@@ -50,11 +54,14 @@ struct FidelityOptions {
   uint64_t seed = 1;   // random trees and operand values
   std::string json;    // non-empty: write the JSON report to this file
   bool cold = false;   // operands out of cache for each call
+  bool warm = false;   // --warm: says the default out loud
   double ms = 200;     // timing budget per tree, in ms
   int rounds = 3;      // timing rounds over all the trees
 };
 // Exit status 1 when any tree gave a wrong result.
 int FidelityCommand(const FidelityOptions& opt);
+// Registers `fidelity` and its flags on `app`, filling `opt` when parsed.
+CLI::App* AddFidelityCommand(CLI::App& app, FidelityOptions* opt);
 
 }  // namespace amarena::tools
 

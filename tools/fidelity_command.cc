@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "bench/batch_timer.h"
@@ -152,6 +153,56 @@ std::string TreeJson(const Measured& m, double flops) {
 }
 
 }  // namespace
+
+CLI::App* AddFidelityCommand(CLI::App& app, FidelityOptions* opt) {
+  CLI::App* fid_cmd = app.add_subcommand(
+      "fidelity",
+      "how well the cost model ranks trees here: time the search's best, the "
+      "next cheapest, the best per decision and random trees (the rest, up "
+      "to --trees) for one Spec on one thread; Spearman rho of cost against "
+      "time, and the regret of the model's pick (docs/fidelity.md)");
+  fid_cmd->add_option("spec", opt->spec, "the Spec")->required();
+  fid_cmd->add_option("--trees", opt->trees, "distinct trees, at most (50)")
+      ->check(CLI::Range(1, 100000));
+  fid_cmd
+      ->add_option("--k", opt->k,
+                   "of which the cheapest under the model, the search's best "
+                   "first (10)")
+      ->check(CLI::Range(1, 100000));
+  fid_cmd
+      ->add_option("--per-cost", opt->per_cost,
+                   "of those, at most this many of one model cost (2; 0: "
+                   "any, the exact k cheapest)")
+      ->check(CLI::Range(0, 100000));
+  fid_cmd
+      ->add_option("--decisions", opt->decisions,
+                   "then at most this many of the best trees per decision "
+                   "(another action at one node of the best tree), "
+                   "cheapest first (20)")
+      ->check(CLI::Range(0, 100000));
+  fid_cmd
+      ->add_option("--levels", opt->levels,
+                   "the nodes whose decisions vary: the first this many "
+                   "levels of the best tree (2)")
+      ->check(CLI::Range(1, 1000));
+  fid_cmd->add_option("--seed", opt->seed, "random trees and inputs (1)");
+  fid_cmd->add_option("--json", opt->json, "write the report as JSON to FILE");
+  fid_cmd->add_option("--ms", opt->ms, "timing budget per tree in ms (200)")
+      ->check(CLI::Range(0.0, 1e6));
+  fid_cmd
+      ->add_option("--rounds", opt->rounds,
+                   "timing rounds over all the trees, each tree's time the "
+                   "median of its rounds (3)")
+      ->check(CLI::Range(1, 1000));
+  CLI::Option* cold_flag = fid_cmd->add_flag(
+      "--cold", opt->cold,
+      "each call on operands out of cache (sets spanning twice the L3)");
+  fid_cmd
+      ->add_flag("--warm", opt->warm,
+                 "operands stay in cache between calls (the default)")
+      ->excludes(cold_flag);
+  return fid_cmd;
+}
 
 int FidelityCommand(const FidelityOptions& opt) {
   auto bad = [](const std::string& msg) {

@@ -102,53 +102,7 @@ int main(int argc, char** argv) {
                       "print one JSON object as the last line");
 
   amarena::tools::FidelityOptions fid;
-  CLI::App* fid_cmd = app.add_subcommand(
-      "fidelity",
-      "how well the cost model ranks trees here: time the search's best, the "
-      "next cheapest, the best per decision and random trees (the rest, up "
-      "to --trees) for one Spec on one thread; Spearman rho of cost against "
-      "time, and the regret of the model's pick (docs/fidelity.md)");
-  fid_cmd->add_option("spec", fid.spec, "the Spec")->required();
-  fid_cmd->add_option("--trees", fid.trees, "distinct trees, at most (50)")
-      ->check(CLI::Range(1, 100000));
-  fid_cmd
-      ->add_option("--k", fid.k,
-                   "of which the cheapest under the model, the search's best "
-                   "first (10)")
-      ->check(CLI::Range(1, 100000));
-  fid_cmd
-      ->add_option("--per-cost", fid.per_cost,
-                   "of those, at most this many of one model cost (2; 0: "
-                   "any, the exact k cheapest)")
-      ->check(CLI::Range(0, 100000));
-  fid_cmd
-      ->add_option("--decisions", fid.decisions,
-                   "then at most this many of the best trees per decision "
-                   "(another action at one node of the best tree), "
-                   "cheapest first (20)")
-      ->check(CLI::Range(0, 100000));
-  fid_cmd
-      ->add_option("--levels", fid.levels,
-                   "the nodes whose decisions vary: the first this many "
-                   "levels of the best tree (2)")
-      ->check(CLI::Range(1, 1000));
-  fid_cmd->add_option("--seed", fid.seed, "random trees and inputs (1)");
-  fid_cmd->add_option("--json", fid.json, "write the report as JSON to FILE");
-  fid_cmd->add_option("--ms", fid.ms, "timing budget per tree in ms (200)")
-      ->check(CLI::Range(0.0, 1e6));
-  fid_cmd
-      ->add_option("--rounds", fid.rounds,
-                   "timing rounds over all the trees, each tree's time the "
-                   "median of its rounds (3)")
-      ->check(CLI::Range(1, 1000));
-  CLI::Option* cold_flag = fid_cmd->add_flag(
-      "--cold", fid.cold,
-      "each call on operands out of cache (sets spanning twice the L3)");
-  bool fid_warm = false;  // the default; the flag says so explicitly
-  fid_cmd
-      ->add_flag("--warm", fid_warm,
-                 "operands stay in cache between calls (the default)")
-      ->excludes(cold_flag);
+  CLI::App* fid_cmd = amarena::tools::AddFidelityCommand(app, &fid);
 
   try {
     app.parse(argc, argv);
