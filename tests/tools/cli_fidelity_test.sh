@@ -27,7 +27,7 @@ if ! python3 - "$tmp/f.json" <<'PY'
 import json, math, sys
 r = json.load(open(sys.argv[1]))
 for key in ("spec", "budget", "cpu", "isa", "mode", "rho", "rho_near",
-            "regret", "pick", "fastest", "trees", "timed", "skipped", "wrong"):
+            "regret", "rho_min", "regret_min", "pick", "fastest", "trees", "timed", "skipped", "wrong"):
     assert key in r, f"missing {key}"
 assert r["spec"] == "matmul 8x8x8 f32", r["spec"]
 assert r["mode"] == "warm"
@@ -40,7 +40,7 @@ assert r["wrong"] == 0 and r["timed"] + r["skipped"] == 9
 for t in trees:
     if t["status"] == "ok":
         assert t["median_ns"] > 0 and t["min_ns"] > 0 and t["rounds"] == 2, t
-for key in ("rho", "rho_near", "regret"):
+for key in ("rho", "rho_near", "regret", "rho_min", "regret_min"):
     v = r[key]
     assert v is None or isinstance(v, (int, float)), (key, v)
 assert r["rho"] is None or -1 <= r["rho"] <= 1
