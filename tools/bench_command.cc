@@ -7,7 +7,6 @@
 // library that can be capped. Peers are dlopened (bench/peers/peer.h), so
 // this command works, reporting them unavailable, when they are not installed.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -15,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "bench/batch_timer.h"
 #include "bench/peers/check.h"
 #include "bench/peers/peer.h"
 #include "core/spec_text.h"
@@ -32,25 +32,19 @@ using bench::IsaCap;
 struct Outcome {
   std::string name, choice, detail, status;  // status: ok, skipped, error
   std::string message;
-  double gflops = 0, median_ns = 0;
-  int64_t reps = 0;
+  double gflops = 0, median_ns = 0, min_ns = 0;
+  int64_t reps = 0, calls_per_rep = 0;
 };
 
-// Median time of calls filling about 0.3 s (at least 3).
+// Median time per call, in batches of calls (bench/batch_timer.h) filling
+// about 0.3 s.
 void Time(bench::PreparedGemm& g, double flops, Outcome* out) {
-  using Clock = std::chrono::steady_clock;
-  std::vector<double> ns;
-  auto deadline = Clock::now() + std::chrono::milliseconds(300);
-  while (ns.size() < 3 || Clock::now() < deadline) {
-    auto t0 = Clock::now();
-    g.Run();
-    ns.push_back(
-        std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
-  }
-  std::sort(ns.begin(), ns.end());
-  out->median_ns = ns[ns.size() / 2];
+  const bench::BatchTiming t = bench::TimeBatches([&] { g.Run(); });
+  out->median_ns = t.median_ns;
+  out->min_ns = t.min_ns;
   out->gflops = out->median_ns > 0 ? flops / out->median_ns : 0;
-  out->reps = static_cast<int64_t>(ns.size());
+  out->reps = t.batches;
+  out->calls_per_rep = t.batch;
 }
 
 Outcome Measure(bench::Peer& peer, IsaCap cap, const bench::Reference& ref,
@@ -181,7 +175,9 @@ int BenchCommand(const BenchOptions& opt) {
       if (o.status == "ok") {
         j.Add("gflops", o.gflops);
         j.Add("median_ns", o.median_ns);
+        j.Add("min_ns", o.min_ns);
         j.Add("reps", o.reps);
+        j.Add("calls_per_rep", o.calls_per_rep);
         j.Add("pct_peak", peak_all > 0 ? 100 * o.gflops / peak_all : 0.0);
         j.Add("cpu_choice", o.choice);
         j.Add("detail", o.detail);

@@ -7,11 +7,17 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace amarena::tools {
 
 struct RunOptions {
   std::string spec;
-  int64_t reps = 0;  // 0: as many as fit in about 0.3 s (at least 3)
+  // Timed batches (bench/batch_timer.h); 0: as many as fit in about 0.3 s
+  // (at least 5).
+  int64_t reps = 0;
   std::string schedule;  // non-empty: this tree, not the search's
   bool json = false;
 };
@@ -40,6 +46,25 @@ struct BenchOptions {
 // Exit status 1 when any implementation, amarena or a peer, gave a wrong
 // result.
 int BenchCommand(const BenchOptions& opt);
+
+struct FidelityOptions {
+  std::string spec;
+  int trees = 50;      // distinct trees to measure, at most
+  int k = 10;          // of which the cheapest under the model
+  int per_cost = 2;    // of those, at most this many per cost (0: any)
+  int decisions = 20;  // the best trees per decision, at most ...
+  int levels = 2;      // ... at the first this many levels of the best
+  uint64_t seed = 1;   // random trees and operand values
+  std::string json;    // non-empty: write the JSON report to this file
+  bool cold = false;   // operands out of cache for each call
+  bool warm = false;   // --warm: says the default out loud
+  double ms = 200;     // timing budget per tree, in ms
+  int rounds = 3;      // timing rounds over all the trees
+};
+// Exit status 1 when any tree gave a wrong result.
+int FidelityCommand(const FidelityOptions& opt);
+// Registers `fidelity` and its flags on `app`, filling `opt` when parsed.
+CLI::App* AddFidelityCommand(CLI::App& app, FidelityOptions* opt);
 
 }  // namespace amarena::tools
 

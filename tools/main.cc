@@ -8,6 +8,9 @@
 //   amarena precompute SPEC... [--json]
 //   amarena bench "matmul 256x256x256 f32" [--vs openblas,blis] [--threads N]
 //                 [--json]
+//   amarena fidelity "matmul 256x256x256 f32" [--trees N] [--k K] [--seed S]
+//                 [--json FILE] [--warm|--cold] [--ms MS]
+//                 [--rounds R] [--per-cost P] [--decisions D] [--levels L]
 #include <cstdio>
 
 #include "CLI/CLI.hpp"
@@ -39,7 +42,8 @@ int main(int argc, char** argv) {
       ->required();
   run_cmd
       ->add_option("--reps", run.reps,
-                   "timed runs (default: about 0.3 s worth)")
+                   "timed batches of calls, each at least 1 ms (default: "
+                   "about 0.3 s worth, at least 5)")
       ->check(CLI::PositiveNumber);
   run_cmd->add_option("--schedule", run.schedule, kScheduleHelp);
   run_cmd->add_flag("--json", run.json,
@@ -111,6 +115,9 @@ int main(int argc, char** argv) {
   bench_cmd->add_flag("--json", bench.json,
                       "print one JSON object as the last line");
 
+  amarena::tools::FidelityOptions fid;
+  CLI::App* fid_cmd = amarena::tools::AddFidelityCommand(app, &fid);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -123,6 +130,7 @@ int main(int argc, char** argv) {
   }
   if (*run_cmd) return amarena::tools::RunCommand(run);
   if (*bench_cmd) return amarena::tools::BenchCommand(bench);
+  if (*fid_cmd) return amarena::tools::FidelityCommand(fid);
   if (*cpu_cmd) return amarena::tools::CpuCommand(cpu_json);
   if (*calibrate_cmd)
     return amarena::tools::CalibrateCommand(calibrate_json, calibrate_save);

@@ -1,13 +1,11 @@
 // amarena run SPEC: search, JIT, run on random inputs, check against the
 // reference, time it, and print the chosen Impl tree.
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <vector>
 
+#include "bench/batch_timer.h"
 #include "core/reference.h"
 #include "core/spec_text.h"
-#include "core/status_macros.h"
 #include "runtime/runtime.h"
 #include "search/replay.h"
 #include "tools/commands.h"
@@ -37,20 +35,13 @@ int RunCommand(const RunOptions& opt) {
   }
   Verdict v = CheckAgainstReference(spec, ops, before);
 
-  using Clock = std::chrono::steady_clock;
-  std::vector<double> ns;
-  int64_t reps = opt.reps;
-  auto deadline = Clock::now() + std::chrono::milliseconds(300);
-  for (int64_t i = 0; reps > 0 ? i < reps : (i < 3 || Clock::now() < deadline);
-       ++i) {
-    auto t0 = Clock::now();
-    // It ran once already: its scratch is allocated.
-    AMARENA_CHECK_OK(kernel.Run(ops.ptrs()));
-    ns.push_back(
-        std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
-  }
-  std::sort(ns.begin(), ns.end());
-  double median_ns = ns[ns.size() / 2];
+  // It ran once already: its scratch is allocated.
+  bench::BatchTimerOptions topt;
+  topt.warm_up = false;
+  if (opt.reps > 0) topt.min_batches = topt.max_batches = opt.reps;
+  const bench::BatchTiming t =
+      bench::TimeBatches([&] { (void)kernel.Run(ops.ptrs()); }, topt);
+  const double median_ns = t.median_ns;
   double flops = 2.0 * static_cast<double>(spec.Macs());
   double gflops = median_ns > 0 ? flops / median_ns : 0;
 
@@ -74,8 +65,11 @@ int RunCommand(const RunOptions& opt) {
   std::printf("check:    %s (max relative error %.3g, tolerance %.3g)\n",
               v.ok ? "matches reference" : "MISMATCH", v.max_rel_err,
               v.tolerance);
-  std::printf("speed:    %.2f GFLOP/s (median of %zu runs, %.1f us each)\n",
-              gflops, ns.size(), median_ns / 1000);
+  std::printf(
+      "speed:    %.2f GFLOP/s (%.3f us a call: median of %lld batches of "
+      "%lld calls; fastest batch %.3f us a call)\n",
+      gflops, median_ns / 1000, static_cast<long long>(t.batches),
+      static_cast<long long>(t.batch), t.min_ns / 1000);
   if (opt.json) {
     JsonLine j;
     j.Add("spec", PrintSpec(spec));
@@ -83,7 +77,9 @@ int RunCommand(const RunOptions& opt) {
     j.Add("max_rel_err", v.max_rel_err);
     j.Add("gflops", gflops);
     j.Add("median_ns", median_ns);
-    j.Add("reps", static_cast<int64_t>(ns.size()));
+    j.Add("min_ns", t.min_ns);
+    j.Add("reps", t.batches);
+    j.Add("calls_per_rep", t.batch);
     j.Add("synth_ms", kernel.synth_ms());
     j.Add("jit_ms", kernel.jit_ms());
     j.Add("specs_solved", kernel.specs_solved());

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# `amarena fidelity` end to end on a tiny Spec with a short timing budget: it
+# exits 0, prints rho and regret, writes well-formed JSON with one entry per
+# tree, and the trees it reports replay with `amarena run --schedule`. Bad
+# input is one line on stderr and exit status 2. Nothing here depends on the
+# times measured.
+set -u
+amarena="$1"
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+out=$("$amarena" fidelity "matmul 8x8x8 f32" --trees 9 --k 3 --decisions 3 \
+      --ms 0.2 --rounds 2 --seed 5 --json "$tmp/f.json" 2>&1)
+status=$?
+if [ $status -ne 0 ] || ! grep -q "^rho:" <<<"$out" ||
+   ! grep -q "^regret:" <<<"$out" || ! grep -q "^pick:" <<<"$out"; then
+  echo "FAIL: fidelity exited $status: $out"
+  fail=1
+else
+  echo "ok:   fidelity printed rho and regret"
+fi
+
+# The JSON: its fields, 9 distinct trees, the search's pick first, statistics
+# that are numbers or null.
+if ! python3 - "$tmp/f.json" <<'PY'
+import json, math, sys
+r = json.load(open(sys.argv[1]))
+for key in ("spec", "budget", "cpu", "isa", "mode", "rho", "rho_near",
+            "regret", "rho_min", "regret_min", "pick", "fastest", "trees", "timed", "skipped", "wrong"):
+    assert key in r, f"missing {key}"
+assert r["spec"] == "matmul 8x8x8 f32", r["spec"]
+assert r["mode"] == "warm"
+trees = r["trees"]
+assert len(trees) == 9, len(trees)
+assert len({t["schedule"] for t in trees}) == 9, "trees not distinct"
+assert trees[0]["origin"] == "best" and trees[0]["schedule"] == r["pick"]
+assert min(t["cost"] for t in trees) == trees[0]["cost"], "pick not cheapest"
+assert r["wrong"] == 0 and r["timed"] + r["skipped"] == 9
+for t in trees:
+    if t["status"] == "ok":
+        assert t["median_ns"] > 0 and t["min_ns"] > 0 and t["rounds"] == 2, t
+for key in ("rho", "rho_near", "regret", "rho_min", "regret_min"):
+    v = r[key]
+    assert v is None or isinstance(v, (int, float)), (key, v)
+assert r["rho"] is None or -1 <= r["rho"] <= 1
+assert r["regret"] is None or r["regret"] >= 0
+PY
+then
+  echo "FAIL: the JSON report: $(cat "$tmp/f.json")"
+  fail=1
+else
+  echo "ok:   the JSON report is well formed"
+fi
+
+# The fastest tree's decisions replay (the point of printing them).
+fastest=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["fastest"])' "$tmp/f.json")
+if ! "$amarena" run "matmul 8x8x8 f32" --schedule "$fastest" --reps 2 >/dev/null 2>&1; then
+  echo "FAIL: the fastest tree does not replay: $fastest"
+  fail=1
+else
+  echo "ok:   the fastest tree replays with run --schedule"
+fi
+
+# Cold operands run too.
+if ! "$amarena" fidelity "matmul 3x5x7 f32" --trees 3 --k 1 --decisions 1 \
+     --ms 0.2 --rounds 1 --cold >/dev/null 2>&1; then
+  echo "FAIL: fidelity --cold"
+  fail=1
+else
+  echo "ok:   fidelity --cold"
+fi
+
+check_bad() {  # check_bad EXPECTED_SUBSTRING ARGS...
+  err=$("$amarena" fidelity "${@:2}" 2>&1 >/dev/null)
+  status=$?
+  lines=$(printf '%s\n' "$err" | wc -l)
+  if [ "$status" -ne 2 ] || [ "$lines" -ne 1 ] || ! grep -qF -- "$1" <<<"$err"; then
+    echo "FAIL: fidelity ${*:2} -> status $status, $lines lines: $err (wanted '$1')"
+    fail=1
+  else
+    echo "ok:   fidelity ${*:2} -> $err"
+  fi
+}
+check_bad "dimension M is 0" "matmul 0x5x5 f32"
+check_bad "--trees" "matmul 4x4x4 f32" --trees 0
+check_bad "excludes" "matmul 4x4x4 f32" --warm --cold
+check_bad "cannot write" "matmul 2x2x2 f32" --trees 1 --ms 0.1 --rounds 1 \
+  --json "$tmp/no/such/dir/f.json"
+exit $fail
