@@ -275,7 +275,7 @@ int DotAccumulators(KernelId id, const Spec& s, const Target& t) {
 }
 bool DotShapeOk(KernelId id, const Spec& s, const Target& t) {
   if (s.kind != Kind::kMatmulAccum || s.m != 1 || s.n != 1 || s.k < 2 ||
-      !F32Output(s) || s.aux[0].dtype != s.aux[1].dtype)
+      !F32Output(s))
     return false;
   for (int i = 0; i < 3; ++i)
     if (s.aux[i].level != Level::kL1) return false;
@@ -287,13 +287,17 @@ bool DotShapeOk(KernelId id, const Spec& s, const Target& t) {
 bool DotApplies(const Spec& s, const Target& t) {
   return DotShapeOk(KernelId::kDot, s, t);
 }
-// f32: A's vector (+ B's and, with AVX2, a mask for a partial last vector);
-// bf16: A's and B's widened vectors (AVX2 gathers a partial one word by word).
+// A's vector, B's when it is bf16 (widened) or partial (an f32 B's whole
+// vectors are FMA memory operands), and with AVX2 a mask for an f32
+// operand's partial last vector (a bf16 one is gathered word by word).
+// Each input may be f32 or bf16 on its own (f32*bf16: activations times
+// weights).
 int DotScratch(const Spec& s, const Target& t) {
   const int acc = DotAccumulators(KernelId::kDot, s, t);
-  if (Bf16(s.aux[0])) return acc + 2;
-  bool partial = s.k % t.f32_lanes != 0;
-  return acc + 1 + (partial ? (t.isa == Isa::kAvx2 ? 2 : 1) : 0);
+  const bool partial = s.k % t.f32_lanes != 0;
+  const bool any_f32 = !Bf16(s.aux[0]) || !Bf16(s.aux[1]);
+  return acc + 1 + (Bf16(s.aux[1]) || partial ? 1 : 0) +
+         (partial && any_f32 && t.isa == Isa::kAvx2 ? 1 : 0);
 }
 // Loads (two per vector), FMAs (and widening), or the latency of the longest
 // accumulator chain, whichever is highest, plus the horizontal sum and c's
@@ -329,8 +333,9 @@ std::optional<PeakRate> DotRate(const Spec& s, const Target& t) {
 }
 int64_t DotCost(const Spec& s, const Target& t) {
   const int64_t v = DotVectors(KernelId::kDot, s, t);
+  const int64_t widened = (Bf16(s.aux[0]) ? 1 : 0) + (Bf16(s.aux[1]) ? 1 : 0);
   return DotCostOf(KernelId::kDot, s, t, 4,  // 4-cycle FMA latency
-                   Bf16(s.aux[0]) ? 2 * v * WidenCost(t) : 0);
+                   widened * v * WidenCost(t));
 }
 
 // --- kDotBf16 ---------------------------------------------------------------
@@ -338,7 +343,8 @@ int64_t DotCost(const Spec& s, const Target& t) {
 // vector, loaded under a 32-bit word mask). vdpbf16ps runs on the FMA pipes
 // with a 6-cycle latency on Zen 4/5 (AMD's guide; not measured here).
 bool DotBf16Applies(const Spec& s, const Target& t) {
-  return t.bf16_dot && Bf16(s.aux[0]) && DotShapeOk(KernelId::kDotBf16, s, t);
+  return t.bf16_dot && Bf16(s.aux[0]) && Bf16(s.aux[1]) &&
+         DotShapeOk(KernelId::kDotBf16, s, t);
 }
 int DotBf16Scratch(const Spec& s, const Target& t) {
   const bool partial = s.k % DotLanes(KernelId::kDotBf16, t) != 0;

@@ -56,7 +56,8 @@ enum class KernelId : uint8_t {
   kCopy,
   // MatmulAccum 1 x k x 1 in L1 with A's row and B's column contiguous along
   // k: vector FMAs along k into up to 4 accumulators, then a horizontal sum
-  // added to c (masked tail). bf16 A and B are widened as they are loaded.
+  // added to c (masked tail). A and B may each be f32 or bf16: a bf16 one is
+  // widened as it is loaded.
   kDot,
   // The same dot product of bf16 A and B with AVX-512 BF16: vdpbf16ps takes
   // 32 bf16 of each (16 k-pairs, which a contiguous row and column already

@@ -64,6 +64,7 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
           "tiles of powers of two; other widths are not implemented)"));
     const Layout& c = s.aux[2].layout;
     const bool vdp_reads_b = t.bf16_dot && a == Layout() && c.row_major() &&
+                             s.aux[0].dtype == DType::kBF16 &&
                              b.WholeVectors(t.f32_lanes);
     if (b.paired() && !vdp_reads_b && p > kMaxUnrolledStores / 2)
       return absl::UnimplementedError(absl::StrCat(
@@ -71,22 +72,29 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
           ": b is in k-pair panels of ", p, ", must be at most ",
           kMaxUnrolledStores / 2, " wide where vdpbf16ps cannot read them (",
           !t.bf16_dot ? "this target has no AVX-512 BF16"
+          : s.aux[0].dtype != DType::kBF16 ? "A is not bf16"
           : !b.WholeVectors(t.f32_lanes)
               ? absl::StrCat("the panel is not a multiple of ", t.f32_lanes)
           : !c.row_major() ? "C is column-major"
                            : "A is not plain row-major",
           "; unpacking wider panels is not implemented: use b=any)"));
   }
-  // f32 throughout, or bf16 inputs accumulated into an f32 output.
+  // f32 throughout, or bf16 inputs accumulated into an f32 output, or (a
+  // matmul's) f32 activations times bf16 weights into f32: B is widened as
+  // it is loaded, A read as f32. bf16*f32 has no kernel that reads an f32 B
+  // beside a bf16 A in the search's packing choices, and is refused.
   const DType in = s.aux[0].dtype;
   bool dtypes_ok = s.aux[s.OutputIndex()].dtype == DType::kF32;
   for (int i = 0; i < s.OutputIndex(); ++i) dtypes_ok &= s.aux[i].dtype == in;
-  if (!dtypes_ok)
+  const bool f32_bf16 = s.IsMatmul() && s.aux[0].dtype == DType::kF32 &&
+                        s.aux[1].dtype == DType::kBF16 &&
+                        s.aux[2].dtype == DType::kF32;
+  if (!dtypes_ok && !f32_bf16)
     return absl::UnimplementedError(absl::StrCat(
         "cannot create kernel for ", PrintSpec(s), ": dtypes are ",
         DTypesText(s),
-        ", must be f32 or bf16*bf16->f32 (other combinations are not "
-        "implemented)"));
+        ", must be f32, bf16*bf16->f32 or f32*bf16->f32 (other combinations "
+        "are not implemented)"));
   if (s.b != 1)
     return absl::UnimplementedError(
         absl::StrCat("cannot create kernel for ", PrintSpec(s), ": batch is ",
