@@ -115,15 +115,18 @@ void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
     int r = e.AllocVreg();
     bregs.push_back(r);
     int valid = static_cast<int>(std::min<int64_t>(vw, s.n - j * vw));
+    // The lanes are consecutive elements in memory, or just one (B one
+    // column wide, whatever its pitch: a 1x1 tile is canonically row-major).
     if (b_bf16) {
-      AMARENA_JIT_CHECK(vw == 1 || b.col_stride == 2 ||
+      AMARENA_JIT_CHECK(vw == 1 || valid == 1 || b.col_stride == 2 ||
                         b.panel_axis == Axis::kCols);
       LoadWidened(
           e, r, [&](int q) { return b.At(0, j * vw + q); }, vw, valid);
     } else if (vw == 1) {
       e.vmovss(Xmm(r), b.At(0, j));
     } else {
-      AMARENA_JIT_CHECK(b.col_stride == 4 || b.panel_axis == Axis::kCols);
+      AMARENA_JIT_CHECK(b.col_stride == 4 || b.panel_axis == Axis::kCols ||
+                        valid == 1);
       VectorAccess(e, /*load=*/true, r, b.At(0, j * vw), vw, valid, mask);
     }
   }

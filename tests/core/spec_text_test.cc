@@ -102,7 +102,7 @@ const char* const kCanonicalTexts[] = {
     "matmul 1x2048x16384 f32*bf16->f32",
     "matmul 1x2048x16384 f32*bf16->f32 b=col",
     "matmul 7x13x100 f32*bf16->f32 accum a=col b=p16x2s2 c=col",
-    "matmul 4x1x16 f32*bf16->f32 accum a=l1 b=l1,p32 c=vrf,v8",
+    "matmul 4x1x16 f32*bf16->f32 accum a=l1 b=l1 c=vrf,v8",
 };
 
 TEST(SpecTextTest, CanonicalTextsPrintBackUnchanged) {
