@@ -347,8 +347,7 @@ void Dot(Emitter& e, const Spec& s, std::span<const View> v) {
       LoadWidened(
           e, x, [&](int i) { return a.At(0, q * lanes + i); }, lanes, valid);
     } else {
-      VectorAccess(e, /*load=*/true, x, a.At(0, q * lanes), lanes, valid,
-                   mask);
+      VectorAccess(e, /*load=*/true, x, a.At(0, q * lanes), lanes, valid, mask);
     }
     if (b_bf16) {
       LoadWidened(
@@ -433,6 +432,7 @@ constexpr EmitterRow kEmitters[] = {
     {KernelId::kDotBf16, DotBf16},
     {KernelId::kOuterBf16, EmitOuterBf16},
     {KernelId::kCopyPairs, EmitCopyPairs},
+    {KernelId::kWidenPairs, EmitWidenPairs},
 };
 static_assert(std::size(kEmitters) == kNumKernels,
               "every catalogue row has an emitter");

@@ -146,11 +146,12 @@ TEST(SpecTextTest, ParsesTheDocumentedExamples) {
   // f32 activations times bf16 weights.
   s = ParseSpec("matmul 1x2048x16384 f32*bf16->f32 b=p32s2");
   ASSERT_THAT(s, IsOk());
-  EXPECT_EQ(*s, Spec::Matmul(1, 2048, 16384, {},
-                             {.dtype = DType::kBF16,
-                              .layout = Layout::Panels(Order::kRowMajor, 32)
-                                            .InSections(2)},
-                             {}));
+  EXPECT_EQ(*s,
+            Spec::Matmul(
+                1, 2048, 16384, {},
+                {.dtype = DType::kBF16,
+                 .layout = Layout::Panels(Order::kRowMajor, 32).InSections(2)},
+                {}));
 
   s = ParseSpec("matmul 2x3x4x5 f32");
   ASSERT_THAT(s, IsOk());

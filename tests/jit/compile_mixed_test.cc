@@ -39,8 +39,7 @@ INSTANTIATE_TEST_SUITE_P(Isa, MixedTest,
 // One request (a Spec text, `b=any` allowed) with `threads` threads: the
 // kernel runs against the reference in the layout of B it was made for.
 ::testing::AssertionResult Matches(Isa isa, int threads,
-                                   const std::string& text,
-                                   uint64_t seed = 1) {
+                                   const std::string& text, uint64_t seed = 1) {
   absl::StatusOr<KernelPtr> k = Rt(isa, threads).Get(text);
   if (!k.ok())
     return ::testing::AssertionFailure()
@@ -52,8 +51,8 @@ INSTANTIATE_TEST_SUITE_P(Isa, MixedTest,
 // Random user-level Specs: dims mostly small and odd, A and C row- or
 // column-major, B plain, column-major, in panels, k-pair panels, sections or
 // `b=any`, accumulating or not, alternately serial and with two threads.
-// Only k-pair panels wider than the unpacking copy handles are refused
-// (vdpbf16ps does not read them beside an f32 A).
+// Only k-pair panels that no kernel reads in place and the unpacking copy
+// cannot take are refused (beside a column-major C, or too wide).
 TEST_P(MixedTest, RandomSpecsMatchTheReference) {
   const Isa isa = GetParam();
   const std::vector<std::string> texts = testing::RandomSpecTexts(
@@ -110,6 +109,31 @@ TEST_P(MixedTest, EngineShapes) {
              "matmul 17x33x129 f32*bf16->f32 a=col c=col accum",
          })
       EXPECT_TRUE(Matches(GetParam(), threads, text));
+}
+
+// B in k-pair panels (`b=pPx2`, the layout vdpbf16ps reads, which would
+// round an f32 A): widen_pairs splits each vector of pairs into two rows of
+// f32, on both ISAs, up to the widest panel a row of C in registers allows
+// (a tile never cuts a panel); wider ones are refused with a message.
+TEST_P(MixedTest, KPairPanels) {
+  const Target& t = *Rt(GetParam(), 1).target();
+  for (int64_t p : {8, 16, 32, 64, 128, 256})
+    for (const char* shape : {"1x2048x1000", "5x33x300", "2x7x13"}) {
+      const std::string text =
+          absl::StrCat("matmul ", shape, " f32*bf16->f32 b=p", p, "x2");
+      absl::StatusOr<KernelPtr> k = Rt(GetParam(), 1).Get(text);
+      if (p / t.f32_lanes + 4 > t.vector_registers) {
+        EXPECT_TRUE(absl::IsUnimplemented(k.status())) << text;
+        EXPECT_TRUE(absl::StrContains(k.status().message(),
+                                      "a row of C across a panel"))
+            << text << ": " << k.status();
+        continue;
+      }
+      ASSERT_TRUE(k.ok()) << text << ": " << k.status();
+      EXPECT_TRUE(KernelMatchesReference(*k, (*k)->spec())) << text;
+      EXPECT_TRUE(UsesKernel((*k)->impl(), KernelId::kWidenPairs)) << text;
+      EXPECT_TRUE(Matches(GetParam(), 2, text + " accum"));
+    }
 }
 
 // Dot products down a column-major B: k below, at and above one vector,

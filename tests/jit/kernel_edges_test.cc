@@ -2,13 +2,14 @@
 // list, on both ISAs: extents below, at and above a vector (partial and
 // masked tails), one and several rows, k of one, two, a vector and about the
 // longest dot product one call unrolls, for f32, bf16 and f32*bf16 (f32
-// activations, bf16 weights) and every layout of A and B. Each shape becomes a root Spec in memory and a tree forced down to
-// that kernel without tiling, so the kernel runs on the shape itself: views
-// into L1, a register tile or a packing buffer on the way, every other
-// subtree as the search makes it. With AVX2 the tree runs against the
-// reference, with guard pages (tests/testing/check_kernel.h); with AVX-512
-// BF16 it is compiled (the bounds audit included) and run only where the
-// host has AVX-512. A new kernel is covered by its catalogue row alone.
+// activations, bf16 weights) and every layout of A and B. Each shape becomes a
+// root Spec in memory and a tree forced down to that kernel without tiling, so
+// the kernel runs on the shape itself: views into L1, a register tile or a
+// packing buffer on the way, every other subtree as the search makes it. With
+// AVX2 the tree runs against the reference, with guard pages
+// (tests/testing/check_kernel.h); with AVX-512 BF16 it is compiled (the bounds
+// audit included) and run only where the host has AVX-512. A new kernel is
+// covered by its catalogue row alone.
 #include <algorithm>
 #include <random>
 #include <string>
@@ -61,8 +62,8 @@ std::vector<Spec> EdgeRoots(int64_t lanes) {
               if (b.layout.paired() && b_dt != DType::kBF16) continue;
               b.dtype = b_dt;
               out.push_back(Spec::Matmul(m, k, n,
-                                         {.dtype = a_dt, .layout = a_layout},
-                                         b, {}, /*accum=*/true));
+                                         {.dtype = a_dt, .layout = a_layout}, b,
+                                         {}, /*accum=*/true));
             }
     }
   return out;
