@@ -275,7 +275,7 @@ int DotAccumulators(KernelId id, const Spec& s, const Target& t) {
 }
 bool DotShapeOk(KernelId id, const Spec& s, const Target& t) {
   if (s.kind != Kind::kMatmulAccum || s.m != 1 || s.n != 1 || s.k < 2 ||
-      !F32Output(s) || s.aux[0].dtype != s.aux[1].dtype)
+      !F32Output(s))
     return false;
   for (int i = 0; i < 3; ++i)
     if (s.aux[i].level != Level::kL1) return false;
@@ -287,13 +287,17 @@ bool DotShapeOk(KernelId id, const Spec& s, const Target& t) {
 bool DotApplies(const Spec& s, const Target& t) {
   return DotShapeOk(KernelId::kDot, s, t);
 }
-// f32: A's vector (+ B's and, with AVX2, a mask for a partial last vector);
-// bf16: A's and B's widened vectors (AVX2 gathers a partial one word by word).
+// A's vector, B's when it is bf16 (widened) or partial (an f32 B's whole
+// vectors are FMA memory operands), and with AVX2 a mask for an f32
+// operand's partial last vector (a bf16 one is gathered word by word).
+// Each input may be f32 or bf16 on its own (f32*bf16: activations times
+// weights).
 int DotScratch(const Spec& s, const Target& t) {
   const int acc = DotAccumulators(KernelId::kDot, s, t);
-  if (Bf16(s.aux[0])) return acc + 2;
-  bool partial = s.k % t.f32_lanes != 0;
-  return acc + 1 + (partial ? (t.isa == Isa::kAvx2 ? 2 : 1) : 0);
+  const bool partial = s.k % t.f32_lanes != 0;
+  const bool any_f32 = !Bf16(s.aux[0]) || !Bf16(s.aux[1]);
+  return acc + 1 + (Bf16(s.aux[1]) || partial ? 1 : 0) +
+         (partial && any_f32 && t.isa == Isa::kAvx2 ? 1 : 0);
 }
 // Loads (two per vector), FMAs (and widening), or the latency of the longest
 // accumulator chain, whichever is highest, plus the horizontal sum and c's
@@ -329,8 +333,9 @@ std::optional<PeakRate> DotRate(const Spec& s, const Target& t) {
 }
 int64_t DotCost(const Spec& s, const Target& t) {
   const int64_t v = DotVectors(KernelId::kDot, s, t);
+  const int64_t widened = (Bf16(s.aux[0]) ? 1 : 0) + (Bf16(s.aux[1]) ? 1 : 0);
   return DotCostOf(KernelId::kDot, s, t, 4,  // 4-cycle FMA latency
-                   Bf16(s.aux[0]) ? 2 * v * WidenCost(t) : 0);
+                   widened * v * WidenCost(t));
 }
 
 // --- kDotBf16 ---------------------------------------------------------------
@@ -338,7 +343,8 @@ int64_t DotCost(const Spec& s, const Target& t) {
 // vector, loaded under a 32-bit word mask). vdpbf16ps runs on the FMA pipes
 // with a 6-cycle latency on Zen 4/5 (AMD's guide; not measured here).
 bool DotBf16Applies(const Spec& s, const Target& t) {
-  return t.bf16_dot && Bf16(s.aux[0]) && DotShapeOk(KernelId::kDotBf16, s, t);
+  return t.bf16_dot && Bf16(s.aux[0]) && Bf16(s.aux[1]) &&
+         DotShapeOk(KernelId::kDotBf16, s, t);
 }
 int DotBf16Scratch(const Spec& s, const Target& t) {
   const bool partial = s.k % DotLanes(KernelId::kDotBf16, t) != 0;
@@ -436,6 +442,59 @@ int64_t CopyPairsCost(const Spec& s, const Target& t) {
          s.m * ((2 * s.n + 63) / 64) * t.cost.load;
 }
 
+// --- kWidenPairs ------------------------------------------------------------
+// Registers: C's m * ceil(n/vw) accumulators are the operand; scratch is
+// the smaller of two forms (+ 1 AVX2 mask when the last vector is partial):
+// B held, k rows of ceil(n/vw) widened vectors + 1 broadcast (m = 4, n = 16,
+// k = 2 with v8: 8 + 4 + 1 = 13 of 16 ymm); or A held, m * k broadcasts + k
+// widened rows of one vector at a time (m = 1, n = 64, k = 2 with v8: 8 + 2 +
+// 2 = 12: a whole panel of 64 with AVX2, where tiles never cut a panel). B's
+// vectors are whole in memory (pack % vw == 0), as for kOuterBf16; a k = 1
+// leaf is the even row of its pair (slices along paired rows start on even
+// rows), the low word of each dword.
+bool F32TimesBf16(const Spec& s) {
+  return s.IsMatmul() && !Bf16(s.aux[0]) && Bf16(s.aux[1]);
+}
+bool WidenPairsApplies(const Spec& s, const Target& t) {
+  if (s.kind != Kind::kMatmulAccum || s.k > 2 || !F32Output(s) ||
+      !F32TimesBf16(s))
+    return false;
+  const TensorSpec a = s.Operand(0), b = s.Operand(1), c = s.Operand(2);
+  const int vw = c.aux.vector_width;
+  return RegisterTileOk(c, t) && vw >= 8 && a.aux.level == Level::kL1 &&
+         b.aux.level == Level::kL1 && b.layout().paired() &&
+         b.layout().WholeVectors(vw);
+}
+bool WidenPairsHoldsA(const Spec& s) {
+  return s.m * s.k + s.k < s.k * VectorsPerRow(s) + 1;
+}
+int WidenPairsScratch(const Spec& s, const Target& t) {
+  const int64_t held =
+      WidenPairsHoldsA(s) ? s.m * s.k + s.k : s.k * VectorsPerRow(s) + 1;
+  return static_cast<int>(held) + MaskScratch(s.Operand(2), t);
+}
+// Most: B held, 2 * ceil(n/8) + 1 + a mask, with n at most the matmul's own
+// (at least the A-held form whenever that is chosen).
+int WidenPairsMostScratch(const Spec& s, const Target&) {
+  if (!F32TimesBf16(s)) return 0;
+  return static_cast<int>(std::min<int64_t>(2 * ((s.n + 7) / 8), 1 << 20)) + 2;
+}
+// One f32 FMA covers one row's vector and one k, as broadcast_fma.
+std::optional<PeakRate> WidenPairsRate(const Spec& s, const Target& t) {
+  if (!F32TimesBf16(s)) return std::nullopt;
+  return PeakRate{.lanes = t.f32_lanes};
+}
+// m * k * ceil(n/vw) FMAs, and the split of each B vector: one shift for
+// k = 1, three for k = 2, priced as one and two widens (a widen is two
+// FP-pipe uops); against ceil(n/vw) + m * k loads.
+int64_t WidenPairsCost(const Spec& s, const Target& t) {
+  const int64_t nv = VectorsPerRow(s);
+  const int64_t fmas = s.m * s.k * nv, widen = s.k * nv;
+  const int64_t loads = nv + s.m * s.k;
+  return std::max(fmas * t.cost.fma + widen * WidenCost(t),
+                  loads * t.cost.load);
+}
+
 // One row per KernelId, in its order.
 constexpr KernelInfo kInfos[] = {
     {KernelId::kBroadcastFma, "broadcast_fma", Kind::kMatmulAccum,
@@ -461,6 +520,9 @@ constexpr KernelInfo kInfos[] = {
      OuterBf16Scratch, 2, OuterBf16MostScratch, OuterBf16Cost, OuterBf16Rate},
     {KernelId::kCopyPairs, "copy_pairs", Kind::kMove, CopyPairsApplies,
      TwoScratch, 2, CopyPairsMostScratch, CopyPairsCost, NoRate},
+    {KernelId::kWidenPairs, "widen_pairs", Kind::kMatmulAccum,
+     WidenPairsApplies, WidenPairsScratch, 2, WidenPairsMostScratch,
+     WidenPairsCost, WidenPairsRate},
 };
 static_assert(std::size(kInfos) == kNumKernels, "one row per KernelId");
 constexpr bool RowsInIdOrder() {

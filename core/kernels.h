@@ -56,7 +56,8 @@ enum class KernelId : uint8_t {
   kCopy,
   // MatmulAccum 1 x k x 1 in L1 with A's row and B's column contiguous along
   // k: vector FMAs along k into up to 4 accumulators, then a horizontal sum
-  // added to c (masked tail). bf16 A and B are widened as they are loaded.
+  // added to c (masked tail). A and B may each be f32 or bf16: a bf16 one is
+  // widened as it is loaded.
   kDot,
   // The same dot product of bf16 A and B with AVX-512 BF16: vdpbf16ps takes
   // 32 bf16 of each (16 k-pairs, which a contiguous row and column already
@@ -75,9 +76,17 @@ enum class KernelId : uint8_t {
   // last row pairs with zero). AVX-512 BF16 targets only (the layout is for
   // kOuterBf16).
   kCopyPairs,
+  // MatmulAccum m x 2 x n (or m x 1 x n, the last row of an odd k) with C in
+  // vector registers (at least 8 lanes), A f32 in L1 (any layout) and B bf16
+  // in L1 interleaved in k-pairs (`pPx2`), on any target: each vector of B's
+  // pairs is loaded once and split into its two rows as f32 (the low words
+  // shifted up 16; the high words shifted down and back), then per row of A
+  // one broadcast per k and an f32 FMA per vector of C's row. The way an f32
+  // A reads k-pair weights, which vdpbf16ps cannot do without rounding A.
+  kWidenPairs,
 };
 // kInfos and kEmitters have one row per id, in this order (static_asserts).
-inline constexpr int kNumKernels = static_cast<int>(KernelId::kCopyPairs) + 1;
+inline constexpr int kNumKernels = static_cast<int>(KernelId::kWidenPairs) + 1;
 // The broadcast kernel prefetches the B rows it will read next when B streams
 // from memory, one prefetcht0 per 64 bytes of the row it reads now:
 // - a plain bf16 B whose rows are at least kPrefetchMinPitch bytes apart

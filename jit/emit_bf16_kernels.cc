@@ -1,9 +1,11 @@
-// Emitters for the k-pair kernels of core/kernels.h (kOuterBf16, kCopyPairs):
+// Emitters for the k-pair kernels of core/kernels.h (kOuterBf16, kCopyPairs,
+// kWidenPairs):
 // B interleaved in k-pairs (`pPx2`, core/tensor_spec.h), so that one
 // vdpbf16ps multiplies a k-pair of A (broadcast) by a vector of B's k-pairs.
 // Applicability, scratch registers and cost live in core/kernels.cc; these
-// only assert. AVX-512 BF16 targets only; register numbers may be 16-31, so
-// every instruction here is EVEX-encodable.
+// only assert. The vdpbf16ps kernels need AVX-512 BF16, kWidenPairs runs on
+// both ISAs; register numbers may be 16-31 with AVX-512, so every
+// instruction here is EVEX-encodable there.
 #include <algorithm>
 #include <vector>
 
@@ -113,6 +115,92 @@ void EmitCopyPairs(Emitter& e, const Spec& s, std::span<const View> v) {
   }
   e.FreeVreg(y);
   e.FreeVreg(x);
+}
+
+// C[m, n] (registers) += A[m, 0..k-1] (f32) * B[0..k-1, n] (bf16 k-pairs),
+// k = 1 or 2, with f32 FMAs on any target. Each vector of B's pairs (vw
+// dwords: row 2r of a column in the low word, row 2r + 1 in the high word)
+// is loaded once and split: row 2r is the dword shifted left 16, row 2r + 1
+// the dword shifted right 16 and back (k = 2 only). A partial last vector is
+// loaded under a mask (AVX-512 k1; AVX2 vmaskmovps, the mask in a scratch
+// register), so padding is never read. Two forms, whichever takes fewer
+// registers (WidenPairsScratch): B held (every vector of B widened first,
+// then per row of A one vbroadcastss per k and one FMA per vector of C's
+// row), or A held (its m * k elements broadcast first, then each vector of B
+// widened in turn and FMAed into every row of C).
+void EmitWidenPairs(Emitter& e, const Spec& s, std::span<const View> v) {
+  const View &a = v[0], &b = v[1], &c = v[2];
+  AMARENA_JIT_CHECK(s.k <= 2 && c.vw >= 8);
+  AMARENA_JIT_CHECK(b.pair_offset == 2 && b.col_stride == 4);
+  const int vw = c.vw;
+  const int64_t nv = (s.n + vw - 1) / vw;
+  const bool avx512 = e.target().isa == Isa::kAvx512;
+  const bool hold_a = s.m * s.k + s.k < s.k * nv + 1;
+  const int tail = static_cast<int>(s.n % vw);
+  int mask = -1;
+  if (!avx512 && tail != 0) {
+    mask = e.AllocVreg();
+    e.LoadYmmMask(mask, tail);
+  }
+  std::vector<int> allocated;
+  auto alloc = [&] {
+    allocated.push_back(e.AllocVreg());
+    return allocated.back();
+  };
+  auto vec = [&](int r) { return Emitter::VecW(r, vw); };
+  // Loads vector j of B's pairs into lo and splits it: lo = row 2r, hi =
+  // row 2r + 1 (when k = 2).
+  auto load_split = [&](int64_t j, int lo, int hi) {
+    const int valid = static_cast<int>(std::min<int64_t>(vw, s.n - j * vw));
+    if (valid == vw) {
+      e.vmovups(vec(lo), b.At(0, j * vw));
+    } else if (avx512) {
+      e.vmovups(vec(lo) | e.SetK1(valid) | e.T_z, b.At(0, j * vw));
+    } else {
+      e.vmaskmovps(vec(lo), Xbyak::Ymm(mask), b.At(0, j * vw));
+    }
+    if (s.k == 2) {
+      e.vpsrld(vec(hi), vec(lo), 16);
+      e.vpslld(vec(hi), vec(hi), 16);
+    }
+    e.vpslld(vec(lo), vec(lo), 16);
+  };
+  auto fma = [&](int64_t i, int64_t j, int a_reg, int b_reg) {
+    e.vfmadd231ps(vec(c.Reg(i, j * vw)), vec(a_reg), vec(b_reg));
+  };
+  if (hold_a) {
+    std::vector<int> bcast;
+    for (int64_t i = 0; i < s.m; ++i)
+      for (int64_t kk = 0; kk < s.k; ++kk) {
+        bcast.push_back(alloc());
+        e.vbroadcastss(vec(bcast.back()), a.At(i, kk));
+      }
+    const int lo = alloc(), hi = s.k == 2 ? alloc() : -1;
+    for (int64_t j = 0; j < nv; ++j) {
+      load_split(j, lo, hi);
+      for (int64_t i = 0; i < s.m; ++i)
+        for (int64_t kk = 0; kk < s.k; ++kk)
+          fma(i, j, bcast[static_cast<size_t>(i * s.k + kk)],
+              kk == 0 ? lo : hi);
+    }
+  } else {
+    std::vector<int> rows[2];
+    for (int64_t j = 0; j < nv; ++j) {
+      rows[0].push_back(alloc());
+      rows[1].push_back(s.k == 2 ? alloc() : -1);
+      load_split(j, rows[0].back(), rows[1].back());
+    }
+    const int t = alloc();
+    for (int64_t i = 0; i < s.m; ++i)
+      for (int64_t kk = 0; kk < s.k; ++kk) {
+        e.vbroadcastss(vec(t), a.At(i, kk));
+        for (int64_t j = 0; j < nv; ++j)
+          fma(i, j, t, rows[kk][static_cast<size_t>(j)]);
+      }
+  }
+  for (auto it = allocated.rbegin(); it != allocated.rend(); ++it)
+    e.FreeVreg(*it);
+  if (mask >= 0) e.FreeVreg(mask);
 }
 
 }  // namespace amarena::jit

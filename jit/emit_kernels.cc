@@ -115,15 +115,18 @@ void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
     int r = e.AllocVreg();
     bregs.push_back(r);
     int valid = static_cast<int>(std::min<int64_t>(vw, s.n - j * vw));
+    // The lanes are consecutive elements in memory, or just one (B one
+    // column wide, whatever its pitch: a 1x1 tile is canonically row-major).
     if (b_bf16) {
-      AMARENA_JIT_CHECK(vw == 1 || b.col_stride == 2 ||
+      AMARENA_JIT_CHECK(vw == 1 || valid == 1 || b.col_stride == 2 ||
                         b.panel_axis == Axis::kCols);
       LoadWidened(
           e, r, [&](int q) { return b.At(0, j * vw + q); }, vw, valid);
     } else if (vw == 1) {
       e.vmovss(Xmm(r), b.At(0, j));
     } else {
-      AMARENA_JIT_CHECK(b.col_stride == 4 || b.panel_axis == Axis::kCols);
+      AMARENA_JIT_CHECK(b.col_stride == 4 || b.panel_axis == Axis::kCols ||
+                        valid == 1);
       VectorAccess(e, /*load=*/true, r, b.At(0, j * vw), vw, valid, mask);
     }
   }
@@ -320,7 +323,9 @@ std::vector<int> ZeroedAccumulators(Emitter& e, int64_t vectors) {
 
 // c += a . b along k, both contiguous: vector FMAs into up to 4
 // accumulators (the last vector masked), their sum, then a horizontal sum.
-// EVEX-encodable forms only, since AVX-512 may hand out registers 16-31.
+// A bf16 operand is widened into its register first (f32*bf16: A loaded,
+// B widened). EVEX-encodable forms only, since AVX-512 may hand out
+// registers 16-31. Registers as DotScratch says.
 void Dot(Emitter& e, const Spec& s, std::span<const View> v) {
   const View &a = v[0], &b = v[1], &c = v[2];
   const int lanes = e.target().f32_lanes;
@@ -328,24 +333,28 @@ void Dot(Emitter& e, const Spec& s, std::span<const View> v) {
   const std::vector<int> acc = ZeroedAccumulators(e, nv);
   const int64_t nacc = static_cast<int64_t>(acc.size());
   const int x = e.AllocVreg();
-  const bool bf16 = s.aux[0].dtype == DType::kBF16;
+  const bool a_bf16 = s.aux[0].dtype == DType::kBF16;
+  const bool b_bf16 = s.aux[1].dtype == DType::kBF16;
   const int partial = static_cast<int>(s.k % lanes);
-  const int y = partial || bf16 ? e.AllocVreg() : -1;
-  const int mask = bf16 ? -1 : MaybeMaskReg(e, s.k, lanes);
+  const int y = partial || b_bf16 ? e.AllocVreg() : -1;
+  const int mask = a_bf16 && b_bf16 ? -1 : MaybeMaskReg(e, s.k, lanes);
   for (int64_t q = 0; q < nv; ++q) {
     const int valid =
         static_cast<int>(std::min<int64_t>(lanes, s.k - q * lanes));
     const Xbyak::Xmm acc_q = e.Vec(acc[static_cast<size_t>(q % nacc)]);
-    if (bf16) {  // both widened, then an f32 FMA
-      PrefetchColumnStream(e, b, q * lanes);
+    if (b_bf16) PrefetchColumnStream(e, b, q * lanes);
+    if (a_bf16) {
       LoadWidened(
           e, x, [&](int i) { return a.At(0, q * lanes + i); }, lanes, valid);
+    } else {
+      VectorAccess(e, /*load=*/true, x, a.At(0, q * lanes), lanes, valid, mask);
+    }
+    if (b_bf16) {
       LoadWidened(
           e, y, [&](int i) { return b.At(q * lanes + i, 0); }, lanes, valid);
       e.vfmadd231ps(acc_q, e.Vec(x), e.Vec(y));
       continue;
     }
-    VectorAccess(e, /*load=*/true, x, a.At(0, q * lanes), lanes, valid, mask);
     if (valid == lanes) {
       e.vfmadd231ps(acc_q, e.Vec(x), b.At(q * lanes, 0));
     } else {
@@ -423,6 +432,7 @@ constexpr EmitterRow kEmitters[] = {
     {KernelId::kDotBf16, DotBf16},
     {KernelId::kOuterBf16, EmitOuterBf16},
     {KernelId::kCopyPairs, EmitCopyPairs},
+    {KernelId::kWidenPairs, EmitWidenPairs},
 };
 static_assert(std::size(kEmitters) == kNumKernels,
               "every catalogue row has an emitter");

@@ -180,6 +180,8 @@ void EmitKernel(Emitter& e, const Spec& spec, KernelId id,
 // The k-pair (vdpbf16ps outer-product) kernels (emit_bf16_kernels.cc).
 void EmitOuterBf16(Emitter& e, const Spec& spec, std::span<const View> views);
 void EmitCopyPairs(Emitter& e, const Spec& spec, std::span<const View> views);
+// f32 A times k-pair bf16 B with f32 FMAs (emit_bf16_kernels.cc).
+void EmitWidenPairs(Emitter& e, const Spec& spec, std::span<const View> views);
 
 }  // namespace amarena::jit
 

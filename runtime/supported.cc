@@ -48,11 +48,14 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
           "may be pre-packed, in row panels)"));
   }
   // A pre-packed B's panels must be a power of two wide: loops along n take
-  // tiles of powers of two (and a tile never cuts a panel). Only vdpbf16ps
-  // reads k-pair panels in place, beside a plain row-major A and a row-major C
-  // (its register tiles are rows of C) and in whole vectors; elsewhere the
-  // search unpacks them two rows at a time, one element at a time, within the
-  // copy kernel's unrolling limit: panels up to kMaxUnrolledStores / 2 wide.
+  // tiles of powers of two (and a tile never cuts a panel). vdpbf16ps reads
+  // k-pair panels in place beside a bf16, plain row-major A and a row-major C
+  // (its register tiles are rows of C) and in whole vectors; widen_pairs
+  // beside an f32 A and a row-major C, in whole vectors of 8 (any power of
+  // two above 32), where one row of C across a panel (tiles never cut one)
+  // leaves it 4 registers. Elsewhere the search unpacks them two rows at a
+  // time, one element at a time, within the copy kernel's unrolling limit:
+  // panels up to kMaxUnrolledStores / 2 wide.
   // (Sections are 2, 4 or 8 by construction: Layout::InSections.)
   if (const Layout& a = s.aux[0].layout, &b = s.aux[1].layout;
       s.IsMatmul() && b.packed()) {
@@ -64,29 +67,42 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
           "tiles of powers of two; other widths are not implemented)"));
     const Layout& c = s.aux[2].layout;
     const bool vdp_reads_b = t.bf16_dot && a == Layout() && c.row_major() &&
+                             s.aux[0].dtype == DType::kBF16 &&
                              b.WholeVectors(t.f32_lanes);
-    if (b.paired() && !vdp_reads_b && p > kMaxUnrolledStores / 2)
+    const bool widen_reads_b = s.aux[0].dtype == DType::kF32 && c.row_major() &&
+                               p / t.f32_lanes + 4 <= t.vector_registers;
+    if (b.paired() && !vdp_reads_b && !widen_reads_b &&
+        p > kMaxUnrolledStores / 2)
       return absl::UnimplementedError(absl::StrCat(
           "cannot create kernel for ", PrintSpec(s),
           ": b is in k-pair panels of ", p, ", must be at most ",
-          kMaxUnrolledStores / 2, " wide where vdpbf16ps cannot read them (",
-          !t.bf16_dot ? "this target has no AVX-512 BF16"
+          kMaxUnrolledStores / 2, " wide where no kernel reads them in place (",
+          !c.row_major() ? "C is column-major"
+          : s.aux[0].dtype == DType::kF32
+              ? "A is f32 and a row of C across a panel takes too many "
+                "registers"
+          : !t.bf16_dot ? "this target has no AVX-512 BF16"
           : !b.WholeVectors(t.f32_lanes)
               ? absl::StrCat("the panel is not a multiple of ", t.f32_lanes)
-          : !c.row_major() ? "C is column-major"
-                           : "A is not plain row-major",
+              : "A is not plain row-major",
           "; unpacking wider panels is not implemented: use b=any)"));
   }
-  // f32 throughout, or bf16 inputs accumulated into an f32 output.
+  // f32 throughout, or bf16 inputs accumulated into an f32 output, or (a
+  // matmul's) f32 activations times bf16 weights into f32: B is widened as
+  // it is loaded, A read as f32. bf16*f32 (a bf16 A beside an f32 B) is
+  // refused: nothing asks for it, and it is not tested.
   const DType in = s.aux[0].dtype;
   bool dtypes_ok = s.aux[s.OutputIndex()].dtype == DType::kF32;
   for (int i = 0; i < s.OutputIndex(); ++i) dtypes_ok &= s.aux[i].dtype == in;
-  if (!dtypes_ok)
+  const bool f32_bf16 = s.IsMatmul() && s.aux[0].dtype == DType::kF32 &&
+                        s.aux[1].dtype == DType::kBF16 &&
+                        s.aux[2].dtype == DType::kF32;
+  if (!dtypes_ok && !f32_bf16)
     return absl::UnimplementedError(absl::StrCat(
         "cannot create kernel for ", PrintSpec(s), ": dtypes are ",
         DTypesText(s),
-        ", must be f32 or bf16*bf16->f32 (other combinations are not "
-        "implemented)"));
+        ", must be f32, bf16*bf16->f32 or f32*bf16->f32 (other combinations "
+        "are not implemented)"));
   if (s.b != 1)
     return absl::UnimplementedError(
         absl::StrCat("cannot create kernel for ", PrintSpec(s), ": batch is ",

@@ -18,8 +18,11 @@ std::vector<Spec> WeightLayoutCandidates(const Spec& spec, const Target& t) {
   Spec col = spec;
   col.aux[1].layout = Order::kColMajor;
   add(col);
-  const bool pairs =
-      spec.aux[1].dtype == DType::kBF16 && t.bf16_dot && spec.k > 1;
+  // k-pair panels serve vdpbf16ps, which needs A in bf16 too (an f32 A
+  // would be rounded).
+  const bool pairs = spec.aux[0].dtype == DType::kBF16 &&
+                     spec.aux[1].dtype == DType::kBF16 && t.bf16_dot &&
+                     spec.k > 1;
   const int64_t widest = (spec.n + 15) / 16 * 16;
   for (int interleave : {0, 2}) {
     if (interleave == 2 && !pairs) continue;

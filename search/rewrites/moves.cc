@@ -30,8 +30,8 @@
 //   A bf16 B is packed either as bf16 (half the bytes; the kernel widens each
 //   vector it loads) or cast to f32 on the way (the copy widens each element
 //   once, however many rows of A then read it); with AVX-512 BF16 a
-//   row-major bf16 B may also be packed interleaved in k-pairs (`pPx2`, the
-//   layout the vdpbf16ps outer-product kernel reads).
+//   row-major bf16 B beside a bf16 A may also be packed interleaved in
+//   k-pairs (`pPx2`, the layout the vdpbf16ps outer-product kernel reads).
 //   A B that arrives interleaved in k-pairs may be unpacked the same ways
 //   (element by element): the way to a kernel where vdpbf16ps cannot read it
 //   (no AVX-512 BF16, a column-major A, panels narrower than a vector).
@@ -123,7 +123,9 @@ void PackOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
   const int64_t lanes = t.f32_lanes;
   const int64_t p = s.n > lanes ? 2 * lanes : lanes;
   const bool bf16 = from.dtype == DType::kBF16;
-  const bool pairs = bf16 && t.bf16_dot && from.layout == Layout();
+  // k-pairs only where vdpbf16ps may read them: A bf16 too.
+  const bool pairs = bf16 && s.aux[0].dtype == DType::kBF16 && t.bf16_dot &&
+                     from.layout == Layout();
   for (Level to : kCacheLevels) {
     if (!Faster(to, from.level)) continue;
     // The operand's own dtype, f32 when that is a cast, and bf16 k-pairs.

@@ -99,6 +99,10 @@ const char* const kCanonicalTexts[] = {
     "matmul 1x2048x16384 bf16*bf16->f32 b=p32s2",
     "matmul 1x2048x16384 bf16*bf16->f32 b=p128x2s2",
     "matmul 16x7x100 bf16*bf16->f32 accum a=l1 b=l1,p16s4 c=vrf,v8",
+    "matmul 1x2048x16384 f32*bf16->f32",
+    "matmul 1x2048x16384 f32*bf16->f32 b=col",
+    "matmul 7x13x100 f32*bf16->f32 accum a=col b=p16x2s2 c=col",
+    "matmul 4x1x16 f32*bf16->f32 accum a=l1 b=l1 c=vrf,v8",
 };
 
 TEST(SpecTextTest, CanonicalTextsPrintBackUnchanged) {
@@ -138,6 +142,16 @@ TEST(SpecTextTest, ParsesTheDocumentedExamples) {
                          {.dtype = DType::kF32}));
   EXPECT_FALSE(s->serial);
   EXPECT_FALSE(s->budget.has_value());
+
+  // f32 activations times bf16 weights.
+  s = ParseSpec("matmul 1x2048x16384 f32*bf16->f32 b=p32s2");
+  ASSERT_THAT(s, IsOk());
+  EXPECT_EQ(*s,
+            Spec::Matmul(
+                1, 2048, 16384, {},
+                {.dtype = DType::kBF16,
+                 .layout = Layout::Panels(Order::kRowMajor, 32).InSections(2)},
+                {}));
 
   s = ParseSpec("matmul 2x3x4x5 f32");
   ASSERT_THAT(s, IsOk());
@@ -262,6 +276,9 @@ TEST(SpecTextTest, RejectsUnknownDType) {
   ExpectParseError("matmul 5x5x5 f64",
                    {"dtype 'f64' is unknown", "f32 or bf16"});
   ExpectParseError("matmul 5x5x5 f32*f16->f32", {"dtype 'f16' is unknown"});
+  ExpectParseError("matmul 5x5x5 f32*bf16", {"dtype 'f32*bf16' is unknown"});
+  ExpectParseError("matmul 5x5x5 f32*bf16*bf16->f32",
+                   {"has 3 inputs, must have 2"});
   ExpectParseError("matmul 5x5x5 f32*f32->", {"dtype '' is unknown"});
   ExpectParseError("matmul 5x5x5 f32->f32", {"has 1 inputs", "must have 2"});
   ExpectParseError("move 5x5 f32*f32->f32", {"has 2 inputs", "must have 1"});

@@ -63,6 +63,31 @@ TEST_P(BoundsAudit, RandomSpecsCompileWithinBounds) {
   EXPECT_GT(made, 0);
 }
 
+// f32 activations times bf16 weights (f32*bf16->f32), every layout of B:
+// only k-pair panels too wide to unpack are refused.
+TEST_P(BoundsAudit, RandomF32TimesBf16SpecsCompileWithinBounds) {
+  const Isa isa = GetParam();
+  const std::vector<std::string> texts = testing::RandomSpecTexts(
+      testing::SweepCount(300), /*max_dim=*/200,
+      /*seed=*/2700 + static_cast<int>(isa), "f32*bf16->f32");
+  int made = 0;
+  for (size_t i = 0; i < texts.size(); i += testing::SweepStride()) {
+    std::string text = texts[i];
+    if (i % 4 == 0 && text.find(" b=") == std::string::npos) text += " b=any";
+    const int workers = 1 + static_cast<int>(i % 2);
+    absl::StatusOr<KernelPtr> k = AuditRuntime(isa, workers).Get(text);
+    if (absl::IsUnimplemented(k.status()) &&
+        k.status().message().find("k-pair panels") != std::string::npos)
+      continue;
+    EXPECT_TRUE(k.ok()) << text << " (" << workers
+                        << " workers): " << k.status();
+    made += k.ok();
+  }
+  std::printf("%s: %d f32*bf16->f32 kernels created within bounds\n",
+              std::string(Name(isa)).c_str(), made);
+  EXPECT_GT(made, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Isa, BoundsAudit,
                          ::testing::Values(Isa::kAvx2, Isa::kAvx512),
                          [](const auto& info) {

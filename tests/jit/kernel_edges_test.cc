@@ -1,17 +1,19 @@
 // Every kernel of the catalogue (core/kernels.h) on the edge shapes of one
 // list, on both ISAs: extents below, at and above a vector (partial and
 // masked tails), one and several rows, k of one, two, a vector and about the
-// longest dot product one call unrolls, for f32 and bf16 and every layout of
-// A and B. Each shape becomes a root Spec in memory and a tree forced down to
-// that kernel without tiling, so the kernel runs on the shape itself: views
-// into L1, a register tile or a packing buffer on the way, every other
-// subtree as the search makes it. With AVX2 the tree runs against the
-// reference, with guard pages (tests/testing/check_kernel.h); with AVX-512
-// BF16 it is compiled (the bounds audit included) and run only where the
-// host has AVX-512. A new kernel is covered by its catalogue row alone.
+// longest dot product one call unrolls, for f32, bf16 and f32*bf16 (f32
+// activations, bf16 weights) and every layout of A and B. Each shape becomes a
+// root Spec in memory and a tree forced down to that kernel without tiling, so
+// the kernel runs on the shape itself: views into L1, a register tile or a
+// packing buffer on the way, every other subtree as the search makes it. With
+// AVX2 the tree runs against the reference, with guard pages
+// (tests/testing/check_kernel.h); with AVX-512 BF16 it is compiled (the bounds
+// audit included) and run only where the host has AVX-512. A new kernel is
+// covered by its catalogue row alone.
 #include <algorithm>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -52,13 +54,15 @@ std::vector<Spec> EdgeRoots(int64_t lanes) {
     for (int64_t n : cols) {
       out.push_back(Spec::Zero(m, n, {}));
       for (int64_t k : depths)
-        for (DType dt : {DType::kF32, DType::kBF16})
+        for (auto [a_dt, b_dt] : {std::pair{DType::kF32, DType::kF32},
+                                  std::pair{DType::kBF16, DType::kBF16},
+                                  std::pair{DType::kF32, DType::kBF16}})
           for (Order a_layout : {Order::kRowMajor, Order::kColMajor})
             for (TensorAux b : bs) {
-              if (b.layout.paired() && dt != DType::kBF16) continue;
-              b.dtype = dt;
+              if (b.layout.paired() && b_dt != DType::kBF16) continue;
+              b.dtype = b_dt;
               out.push_back(Spec::Matmul(m, k, n,
-                                         {.dtype = dt, .layout = a_layout}, b,
+                                         {.dtype = a_dt, .layout = a_layout}, b,
                                          {}, /*accum=*/true));
             }
     }

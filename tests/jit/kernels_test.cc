@@ -190,6 +190,8 @@ Spec RandomLeaf(std::mt19937_64& rng, const Target& t) {
       a.layout = Order::kRowMajor;
       b.layout = Order::kColMajor;
       b.dtype = a.dtype;
+      // f32 activations beside bf16 weights, a third of the bf16 ones.
+      if (bf16 && pick(0, 2) == 0) a.dtype = DType::kF32;
       return Spec::Matmul(1, pick(2, 2 * kMaxDotVectors * lanes + 2), 1, a, b,
                           c, /*accum=*/true);
     }
@@ -198,6 +200,7 @@ Spec RandomLeaf(std::mt19937_64& rng, const Target& t) {
       a.level = b.level = Level::kL1;
       c.level = Level::kVRF;
       b.dtype = a.dtype;
+      if (bf16 && pick(0, 2) == 0) a.dtype = DType::kF32;
       return Spec::Matmul(pick(1, 6), pick(1, 2), pick(1, 3 * lanes), a, b, c,
                           /*accum=*/true);
     }

@@ -55,7 +55,14 @@ TEST(RuntimeTest, UnsupportedFeaturesAreUnimplemented) {
   Runtime rt(HostTarget());
   EXPECT_EQ(rt.Get("matmul 4x4x4 bf16").status().code(),
             absl::StatusCode::kUnimplemented);
-  EXPECT_EQ(rt.Get("matmul 4x4x4 f32*bf16->f32").status().code(),
+  absl::Status swapped = rt.Get("matmul 4x4x4 bf16*f32->f32").status();
+  EXPECT_EQ(swapped.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(swapped.message().find("dtypes are bf16*f32->f32"),
+            absl::string_view::npos)
+      << swapped;
+  EXPECT_EQ(rt.Get("matmul 4x4x4 f32*bf16->bf16").status().code(),
+            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(rt.Get("matmul 4x4x4 f32*f32->bf16").status().code(),
             absl::StatusCode::kUnimplemented);
   EXPECT_EQ(rt.Get("zero 4x4 bf16").status().code(),
             absl::StatusCode::kUnimplemented);

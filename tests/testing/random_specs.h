@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "core/spec.h"
 
 namespace amarena::testing {
@@ -40,8 +42,12 @@ inline std::vector<Spec> RandomMatmuls(int count, int max_dim, uint64_t seed) {
 // only) and panels in sections (`pPsS`, `pPx2sS`), accumulating or not. Dims
 // are mostly small and odd (1..max_dim, a third of them at most 16), so
 // partial tiles, masked tails and unused panel slots all occur.
-inline std::vector<std::string> RandomSpecTexts(int count, int max_dim,
-                                                uint64_t seed) {
+// `dtypes`, when given, replaces the dtype word of every text (for example
+// "f32*bf16->f32"); B's k-pair panels occur where B is bf16. The draws are
+// the same either way, so a seed gives the same shapes and layouts.
+inline std::vector<std::string> RandomSpecTexts(
+    int count, int max_dim, uint64_t seed,
+    absl::string_view dtypes = absl::string_view()) {
   std::mt19937_64 rng(seed);
   auto pick = [&](int64_t lo, int64_t hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
@@ -49,10 +55,14 @@ inline std::vector<std::string> RandomSpecTexts(int count, int max_dim,
   auto dim = [&] { return pick(0, 2) == 0 ? pick(1, 16) : pick(1, max_dim); };
   std::vector<std::string> out;
   for (int i = 0; i < count; ++i) {
-    const bool bf16 = pick(0, 1) == 1;
+    bool bf16 = pick(0, 1) == 1;
     const int64_t m = dim(), k = dim(), n = dim();
     std::string t = absl::StrCat("matmul ", m, "x", k, "x", n,
                                  bf16 ? " bf16*bf16->f32" : " f32");
+    if (!dtypes.empty()) {
+      t = absl::StrCat("matmul ", m, "x", k, "x", n, " ", dtypes);
+      bf16 = absl::StrContains(dtypes, "*bf16");
+    }
     if (pick(0, 3) == 0) t += " a=col";
     switch (pick(0, 3)) {
       case 0:
