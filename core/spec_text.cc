@@ -386,7 +386,7 @@ absl::StatusOr<Spec> Parser::Parse() {
         return Error(absl::StrCat(key, " is ", ld, ", must be at most ",
                                   INT32_MAX));
       lds[o] = ld;
-    } else if (absl::StartsWith(key, "ld") && s.IsMatmul() != (key.size() == 3)) {
+    } else if (absl::StartsWith(key, "ld")) {  // no operand's name does
       return Error(absl::StrCat("option ", key, " is unknown, must be ld",
                                 absl::StrJoin(OperandNames(s.kind), ", ld"),
                                 " for ", OpName(s.kind)));

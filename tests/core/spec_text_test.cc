@@ -365,6 +365,10 @@ TEST(SpecTextTest, RejectsBadLeadingDimensions) {
                    {"option ldc is unknown", "must be ldsrc, lddst for move"});
   ExpectParseError("matmul 4x4x4 f32 ldout=5",
                    {"option ldout is unknown", "lda, ldb, ldc for matmul"});
+  ExpectParseError("matmul 4x4x4 f32 ldd=5",
+                   {"option ldd is unknown", "lda, ldb, ldc for matmul"});
+  ExpectParseError("zero 4x4 f32 ldsrc=5",
+                   {"option ldsrc is unknown", "ldout for zero"});
   // Its gaps count towards the operand's size.
   ExpectParseError("matmul 2x1x1 f32 lda=2000000000",
                    {"operand a needs 8e+09 bytes"});
