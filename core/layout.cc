@@ -123,6 +123,13 @@ Layout Layout::WithOrder(Order order) const {
   return l;
 }
 
+Layout Layout::WithLd(int64_t ld) const {
+  AMARENA_CHECK(ld >= 0 && ld <= INT32_MAX && (ld == 0 || !packed()));
+  Layout l = *this;
+  l.ld_ = static_cast<uint32_t>(ld);
+  return l;
+}
+
 namespace {
 
 // A count in layout text; `what` names it in the error.
@@ -198,6 +205,11 @@ Layout Layout::Canonical(int64_t rows, int64_t cols) const {
   if (packed() && !paired() && OuterExtent(rows, cols) == 1 &&
       InnerExtent(rows, cols) <= panel_)
     l = Layout(order_);
+  // A pitch between outer rows means nothing to one row, nor when it is the
+  // dense one.
+  if (ld_ != 0 && (OuterExtent(rows, cols) <= 1 ||
+                   ld_ == InnerExtent(rows, cols)))
+    l.ld_ = 0;
   return l;
 }
 
@@ -205,7 +217,10 @@ Layout Layout::Canonical(int64_t rows, int64_t cols) const {
 
 int64_t Layout::Offset(int64_t rows, int64_t cols, int64_t i, int64_t j) const {
   const int64_t p = panel_;
-  if (p == 0) return row_major() ? i * cols + j : j * rows + i;
+  if (p == 0) {
+    const int64_t ld = Pitch(rows, cols);
+    return row_major() ? i * ld + j : j * ld + i;
+  }
   if (const int64_t g = pairs_) {  // row-major, rows in groups of g
     const int64_t stored_rows = (rows + g - 1) / g * g;
     return PanelSlot(rows, cols, j / p) * stored_rows * p + (i / g) * g * p +
@@ -217,7 +232,11 @@ int64_t Layout::Offset(int64_t rows, int64_t cols, int64_t i, int64_t j) const {
 }
 
 int64_t Layout::StoredElements(int64_t rows, int64_t cols) const {
-  if (!packed()) return rows * cols;
+  if (!packed()) {
+    const int64_t outer = OuterExtent(rows, cols);
+    return outer == 0 ? 0
+                      : (outer - 1) * Pitch(rows, cols) + InnerExtent(rows, cols);
+  }
   const int64_t g = row_group();
   return PanelSlots(rows, cols) * panel_ *
          ((OuterExtent(rows, cols) + g - 1) / g * g);
@@ -284,7 +303,7 @@ int64_t Layout::TileMultiple(Axis axis, int64_t extent) const {
 }
 
 int64_t Layout::TilePitch(int64_t rows, int64_t cols) const {
-  if (!packed()) return InnerExtent(rows, cols);
+  if (!packed()) return Pitch(rows, cols);
   return in_sections() ? SectionSlots(rows, cols) : 0;
 }
 
@@ -296,7 +315,7 @@ AffineView Layout::Affine(int64_t rows, int64_t cols, int64_t es,
   // Packed: `pitch` only says how far apart sections are (a tile of one
   // panel, or one not in sections, ignores it).
   const int64_t section_slots = pitch ? pitch : SectionSlots(rows, cols);
-  const int64_t stride = p ? p : pitch ? pitch : InnerExtent(rows, cols);
+  const int64_t stride = p ? p : pitch ? pitch : Pitch(rows, cols);
   AffineView v;
   v.row_stride = row_major() ? stride * es : es;
   v.col_stride = row_major() ? es : stride * es;
@@ -326,8 +345,9 @@ AffineView Layout::Affine(int64_t rows, int64_t cols, int64_t es,
 void Relayout(int64_t rows, int64_t cols, int64_t es, const Layout& from,
               const void* src, const Layout& to, void* dst) {
   const size_t bytes = static_cast<size_t>(es);
-  std::memset(dst, 0,
-              static_cast<size_t>(to.StoredElements(rows, cols)) * bytes);
+  if (to.packed())
+    std::memset(dst, 0,
+                static_cast<size_t>(to.StoredElements(rows, cols)) * bytes);
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j)
       std::memcpy(

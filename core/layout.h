@@ -11,7 +11,11 @@
 //   b.TileMultiple(Axis::kCols, 40);            // 32: whole panels
 //
 // The kinds (P = panel width):
-//   row-major, column-major (plain): (i, j) at i * cols + j, or j * rows + i.
+//   row-major, column-major (plain): (i, j) at i * cols + j, or j * rows + i;
+//     with a leading dimension ld (WithLd), at i * ld + j, or j * ld + i: the
+//     matrix is a view of a wider one (a weight slice, a KV cache), its outer
+//     rows ld elements apart. The elements between them are not the
+//     matrix's: nothing reads or writes them.
 //   `pP`: the contiguous dimension cut into panels of P elements, each stored
 //     whole, one after the other, the last padded to P. Row-major is B as
 //     K x NR panels: (i, j) at (j / P) * rows * P + i * P + j % P; column-major
@@ -108,8 +112,11 @@ class Layout {
   // The same panels dealt round `count` sections (row-major panels; 2, 4, 8).
   Layout InSections(int64_t count) const;
   // The same panels with the other order (panels only, not paired nor in
-  // sections), or plain in `order`.
+  // sections), or plain in `order` (with the same leading dimension).
   Layout WithOrder(Order order) const;
+  // Plain with outer rows `ld` elements apart (0: dense, inner-extent
+  // apart); ld is at most INT32_MAX. Only plain layouts have one.
+  Layout WithLd(int64_t ld) const;
 
   // Parses the panel part of the text, "p32", "p32x2", "p32s2", "p32x2s4",
   // into row-major panels. Errors are InvalidArgument, their message saying
@@ -131,6 +138,12 @@ class Layout {
   int64_t panel_width() const { return panel_; }
   int64_t row_group() const { return pairs_ ? pairs_ : 1; }
   int64_t section_count() const { return sections_; }
+  // Leading dimension: elements from one outer row to the next (0: dense).
+  int64_t ld() const { return ld_; }
+  // Elements from one outer row of a plain (rows x cols) matrix to the next.
+  int64_t Pitch(int64_t rows, int64_t cols) const {
+    return ld_ ? ld_ : InnerExtent(rows, cols);
+  }
   // Whether vectors of `lanes` consecutive elements along the contiguous
   // dimension never straddle two panels (always, when plain).
   bool WholeVectors(int64_t lanes) const { return panel_ % lanes == 0; }
@@ -142,14 +155,18 @@ class Layout {
 
   // The canonical layout of a (rows x cols) matrix in memory: 1 x 1 is plain
   // row-major; sections need two panels or more; a packed matrix that is a
-  // single run of at most one panel (one outer row, not paired) is plain.
+  // single run of at most one panel (one outer row, not paired) is plain; a
+  // leading dimension equal to the inner extent, or of one outer row, is
+  // none (dense).
   Layout Canonical(int64_t rows, int64_t cols) const;
 
   // --- Addressing ----------------------------------------------------------
   // Element offset of (i, j) in a (rows x cols) matrix.
   int64_t Offset(int64_t rows, int64_t cols, int64_t i, int64_t j) const;
   // Elements a (rows x cols) matrix occupies: panel padding, rows padded to
-  // whole pairs and unused section slots included.
+  // whole pairs and unused section slots included. With a leading dimension,
+  // from the first element to the last: (outer - 1) * ld + inner (the last
+  // outer row ends the matrix; nothing after it is needed).
   int64_t StoredElements(int64_t rows, int64_t cols) const;
 
   // --- Contiguity ----------------------------------------------------------
@@ -162,7 +179,7 @@ class Layout {
   }
   // 64-byte lines touched by a tile of `es`-byte elements when it is a view
   // of a larger matrix. Plain: each outer row starts a new line (alignment
-  // is not modelled). Packed: each panel's rows are adjacent, so a panel is
+  // is not modelled), so a leading dimension changes nothing here. Packed: each panel's rows are adjacent, so a panel is
   // one run. Paired: a stored row holds 2 rows of the tile, so rows count in
   // pairs and each element takes twice its bytes.
   int64_t Lines(int64_t rows, int64_t cols, int64_t es) const;
@@ -170,7 +187,8 @@ class Layout {
   // at most kDenseRows rows, which stay within L1's associativity even at a
   // 4 KiB pitch and within what the prefetchers track. A taller tile of a
   // plain matrix is one short run per row: its lines alias in the cache sets
-  // and each row opens a stream.
+  // and each row opens a stream. Every tile is priced as a view of a larger
+  // matrix, so this holds with a leading dimension as it does without.
   static constexpr int64_t kDenseRows = 8;
   bool Dense(int64_t rows, int64_t cols) const {
     return packed() || OuterExtent(rows, cols) <= kDenseRows;
@@ -205,14 +223,16 @@ class Layout {
   // a paired one; 1 when any tile will do.
   int64_t TileMultiple(Axis axis, int64_t extent) const;
   // What a tile of this (rows x cols) matrix must be told about the whole to
-  // be addressed on its own: plain, the pitch between its outer rows; in
+  // be addressed on its own: plain, the pitch between its outer rows (the
+  // leading dimension, or the inner extent); in
   // sections, the panel slots per section; else 0 (its panels say it all).
   int64_t TilePitch(int64_t rows, int64_t cols) const;
 
   // --- The JIT's view ------------------------------------------------------
   // The affine description of a (rows x cols) tile of `es`-unit elements at
   // the origin, as stored in this layout. `pitch` is what TilePitch said of
-  // the whole matrix the tile is part of (0: the tile is the whole matrix).
+  // the whole matrix the tile is part of (0: the tile is the whole matrix,
+  // its own leading dimension applying).
   // A packed tile of at most one panel (or one group) gets plainer strides.
   AffineView Affine(int64_t rows, int64_t cols, int64_t es,
                     int64_t pitch = 0) const;
@@ -224,7 +244,8 @@ class Layout {
   friend bool operator==(const Layout&, Order) = delete;
   template <typename H>
   friend H AbslHashValue(H h, const Layout& l) {
-    return H::combine(std::move(h), l.order_, l.panel_, l.pairs_, l.sections_);
+    return H::combine(std::move(h), l.order_, l.panel_, l.pairs_, l.sections_,
+                      l.ld_);
   }
 
  private:
@@ -232,12 +253,14 @@ class Layout {
   uint16_t panel_ = 0;    // panel width; 0 = plain
   uint8_t pairs_ = 0;     // 2: rows in pairs within each panel; 0: not
   uint8_t sections_ = 0;  // S > 1: panels dealt round S sections; 0: not
+  uint32_t ld_ = 0;       // plain: outer rows ld_ apart; 0: dense
 };
 
 // Copies a (rows x cols) matrix of `es`-byte elements from one layout into
 // another (e.g. row-major B into the panels a Spec with `b=p64` or `b=p32x2`
 // reads: pre-packed weights). Padding in `dst` (whole panels, an odd last
-// row's partner, unused section slots) is set to zero.
+// row's partner, unused section slots) is set to zero; the elements between
+// the outer rows of a plain `dst` with a leading dimension are left alone.
 void Relayout(int64_t rows, int64_t cols, int64_t es, const Layout& from,
               const void* src, const Layout& to, void* dst);
 

@@ -116,7 +116,7 @@ Verdict CheckAgainstReference(const Spec& s, const Operands& ops,
                               const std::vector<uint8_t>& output_before) {
   TensorSpec out = s.Operand(s.OutputIndex());
   AMARENA_CHECK(output_before.size() ==
-                static_cast<size_t>(out.Elements()) * SizeOf(out.aux.dtype));
+                static_cast<size_t>(out.StoredBytes()));
   Verdict v;
   v.tolerance =
       (static_cast<double>(s.IsMatmul() ? s.k : 1) + 4) * std::ldexp(1.0, -23);
@@ -153,8 +153,9 @@ absl::Status RunReference(const Spec& s, void* const* operands) {
                        i, " is in ", Name(s.aux[i].level), ", must be in gl"));
   int o = s.OutputIndex();
   TensorSpec out = s.Operand(o);
-  std::vector<uint8_t> before(static_cast<size_t>(out.Elements()) *
-                              SizeOf(out.aux.dtype));
+  // The output as stored (a leading dimension's gaps included): elements
+  // are read from it at their offsets.
+  std::vector<uint8_t> before(static_cast<size_t>(out.StoredBytes()));
   std::memcpy(before.data(), operands[o], before.size());
   for (int64_t i = 0; i < out.rows; ++i)
     for (int64_t j = 0; j < out.cols; ++j)

@@ -65,13 +65,15 @@ uint64_t PackAux(const TensorAux& a) {
 
 }  // namespace
 
-std::array<uint64_t, 3> PackProblem(const Spec& s) {
+std::array<uint64_t, kPackedWords> PackProblem(const Spec& s) {
+  auto ld = [&](int i) { return static_cast<uint64_t>(s.aux[i].layout.ld()); };
   return {
       static_cast<uint64_t>(s.m) | static_cast<uint64_t>(s.k) << 31 |
           static_cast<uint64_t>(s.kind) << 62,
       static_cast<uint64_t>(s.n) | static_cast<uint64_t>(s.b) << 31 |
           static_cast<uint64_t>(s.serial) << 62,
-      PackAux(s.aux[0]) | PackAux(s.aux[1]) << 21 | PackAux(s.aux[2]) << 42};
+      PackAux(s.aux[0]) | PackAux(s.aux[1]) << 21 | PackAux(s.aux[2]) << 42,
+      ld(0) | ld(1) << 32, ld(2)};
 }
 
 Spec Canonical(Spec s) {
@@ -99,6 +101,11 @@ Spec Canonical(Spec s) {
       lines = Faster(l, slowest) ? FloorPow2(lines) : 0;
     }
   }
+  return s;
+}
+
+Spec WithoutLds(Spec s) {
+  for (TensorAux& a : s.aux) a.layout = a.layout.WithLd(0);
   return s;
 }
 

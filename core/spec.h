@@ -124,14 +124,17 @@ struct Spec {
   friend H AbslHashValue(H h, const Spec& s);
 };
 
-// Everything but the budget, packed into three words (dims and batch are below
-// 2^31, a vector width or a panel width below 2^11); equal exactly when the
-// canonical Specs without their budgets are equal.
-std::array<uint64_t, 3> PackProblem(const Spec& s);
+// Everything but the budget, packed into five words (dims, batch and leading
+// dimensions are below 2^31, a vector width or a panel width below 2^11; the
+// last two words hold the leading dimensions, zero when all operands are
+// dense); equal exactly when the canonical Specs without their budgets are
+// equal.
+inline constexpr size_t kPackedWords = 5;
+std::array<uint64_t, kPackedWords> PackProblem(const Spec& s);
 
 template <typename H>
 H AbslHashValue(H h, const Spec& s) {
-  const std::array<uint64_t, 3> p = PackProblem(s);
+  const std::array<uint64_t, kPackedWords> p = PackProblem(s);
   const Budget b = s.budget.value_or(Budget{-1, -1, 0, 0, 0});
   // The budget folded into one word (cache budgets are powers of two, so
   // shifted copies rarely cancel): four mixing steps instead of seven keep
@@ -142,6 +145,8 @@ H AbslHashValue(H h, const Spec& s) {
       static_cast<uint64_t>(b.l1_lines) * 0x9E3779B97F4A7C15ull ^
       static_cast<uint64_t>(b.l2_lines) << 7 ^
       static_cast<uint64_t>(b.l3_lines) << 23;
+  // Dense operands (nearly every Spec the search meets) add no step.
+  if (p[3] != 0 || p[4] != 0) h = H::combine(std::move(h), p[3], p[4]);
   return H::combine(std::move(h), p[0], p[1], p[2] ^ budget);
 }
 
@@ -151,9 +156,19 @@ H AbslHashValue(H h, const Spec& s) {
 // panels or more are in sections; a packed operand that is a single run of at
 // most one panel (one outer row, not interleaved) is plain; cache budgets are
 // powers of two. Equal problems hash equal. (An m x 1 tile keeps its layout:
-// it says whether the tile is contiguous in memory.) A cache level's budget is
+// it says whether the tile is contiguous in memory.) A leading dimension is
+// kept only where it is not the dense one (Layout::Canonical) and only in
+// memory (not in VRF). A cache level's budget is
 // zero when no operand is farther out than that level (nothing could use it).
 Spec Canonical(Spec s);
+
+// `s` with every operand dense (no leading dimension). A tile of a Spec is a
+// view of its operands whose pitch the JIT takes from the view it slices,
+// like a tile of a dense operand's: the search's tiles and cache views say
+// nothing of the pitch, so problems with and without one share their
+// sub-problems (and their costs: every view is priced as rows of their own,
+// core/layout.h Lines and Dense).
+Spec WithoutLds(Spec s);
 
 }  // namespace amarena
 

@@ -42,6 +42,16 @@ std::vector<absl::string_view> OperandNames(Kind k) {
   return {};
 }
 
+// The operand a leading dimension's option names ("lda" is 0 for a matmul,
+// "lddst" 1 for a move), or -1.
+int LdOperand(Kind k, absl::string_view key) {
+  if (!absl::StartsWith(key, "ld")) return -1;
+  const std::vector<absl::string_view> names = OperandNames(k);
+  for (size_t i = 0; i < names.size(); ++i)
+    if (key.substr(2) == names[i]) return static_cast<int>(i);
+  return -1;
+}
+
 std::string PrintAux(const TensorAux& a) {
   std::vector<std::string> props;
   if (a.level != Level::kGL) props.emplace_back(Name(a.level));
@@ -90,6 +100,7 @@ class Parser {
   absl::Status ParseOperand(absl::string_view name, absl::string_view props,
                             Spec& s);
   absl::Status ParseBudget(absl::string_view v, Spec& s);
+  absl::Status ApplyLd(int i, int64_t ld, Spec& s) const;
   absl::Status CheckSizes(const Spec& s) const;
 
   absl::string_view text_;
@@ -280,13 +291,40 @@ absl::Status Parser::ParseBudget(absl::string_view v, Spec& s) {
   return absl::OkStatus();
 }
 
+// Once every option is read (the operand's order and level may come after
+// its ld).
+absl::Status Parser::ApplyLd(int i, int64_t ld, Spec& s) const {
+  const std::string name(OperandNames(s.kind)[static_cast<size_t>(i)]);
+  const std::string key = absl::StrCat("ld", name);
+  TensorAux& a = s.aux[static_cast<size_t>(i)];
+  if (a.level != Level::kGL)
+    return Error(absl::StrCat("option ", key, " is for an operand in gl, "
+                              "must not be given with ",
+                              name, " in ", Name(a.level)));
+  if (a.layout.packed())
+    return Error(absl::StrCat(
+        "option ", key, " is for a plain (row- or column-major) operand, must "
+        "not be given with ", name, " packed (", a.layout.PanelText(), ")"));
+  const TensorSpec t = s.Operand(i);
+  const int64_t inner = t.InnerExtent();
+  if (ld < inner)
+    return Error(absl::StrCat(
+        key, " is ", ld, ", must be at least ", inner, ": the ",
+        a.layout.row_major() ? "rows" : "columns", " of ",
+        a.layout.row_major() ? "row" : "column", "-major ", name, " (",
+        t.rows, "x", t.cols, ") are ", inner, " elements long"));
+  a.layout = a.layout.WithLd(ld);
+  return absl::OkStatus();
+}
+
 absl::Status Parser::CheckSizes(const Spec& s) const {
   std::vector<absl::string_view> names = OperandNames(s.kind);
   for (int i = 0; i < s.NumOperands(); ++i) {
     TensorSpec t = s.Operand(i);
-    // What its layout stores (panel padding and unused section slots
-    // included), which is what the JIT addresses: below 2^63 for dims below
-    // 2^31, so the product with the batch fits in 128 bits.
+    // What its layout stores (panel padding, unused section slots and the
+    // gaps of a leading dimension included), which is what the JIT
+    // addresses: below 2^63 for dims and leading dimensions below 2^31, so
+    // the product with the batch fits in 128 bits.
     __int128 bytes =
         static_cast<__int128>(s.b) * t.StoredElements() * SizeOf(t.aux.dtype);
     if (bytes > kMaxOperandBytes)
@@ -321,6 +359,7 @@ absl::StatusOr<Spec> Parser::Parse() {
                      " words, must have at least 3 (operation, dims, dtype)"));
   AMARENA_RETURN_IF_ERROR(ParseDims(toks[1], s));
   AMARENA_RETURN_IF_ERROR(ParseDTypes(toks[2], s));
+  int64_t lds[3] = {0, 0, 0};  // 0: not given
   for (size_t i = 3; i < toks.size(); ++i) {
     absl::string_view t = toks[i];
     if (t == "accum") {
@@ -339,10 +378,24 @@ absl::StatusOr<Spec> Parser::Parse() {
     absl::string_view key = t.substr(0, eq), val = t.substr(eq + 1);
     if (key == "budget") {
       AMARENA_RETURN_IF_ERROR(ParseBudget(val, s));
+    } else if (const int o = LdOperand(s.kind, key); o >= 0) {
+      AMARENA_ASSIGN_OR_RETURN(int64_t ld, Int(val, key));
+      if (ld < 1)
+        return Error(absl::StrCat(key, " is ", ld, ", must be at least 1"));
+      if (ld > INT32_MAX)
+        return Error(absl::StrCat(key, " is ", ld, ", must be at most ",
+                                  INT32_MAX));
+      lds[o] = ld;
+    } else if (absl::StartsWith(key, "ld")) {  // no operand's name does
+      return Error(absl::StrCat("option ", key, " is unknown, must be ld",
+                                absl::StrJoin(OperandNames(s.kind), ", ld"),
+                                " for ", OpName(s.kind)));
     } else {
       AMARENA_RETURN_IF_ERROR(ParseOperand(key, val, s));
     }
   }
+  for (int i = 0; i < 3; ++i)
+    if (lds[i] != 0) AMARENA_RETURN_IF_ERROR(ApplyLd(i, lds[i], s));
   AMARENA_RETURN_IF_ERROR(CheckSizes(s));
   return Canonical(s);
 }
@@ -374,6 +427,9 @@ std::string PrintSpec(const Spec& s) {
     std::string p = PrintAux(s.aux[i]);
     if (!p.empty()) absl::StrAppend(&out, " ", names[i], "=", p);
   }
+  for (int i = 0; i < n; ++i)
+    if (const int64_t ld = s.aux[i].layout.ld())
+      absl::StrAppend(&out, " ld", names[i], "=", ld);
   if (s.serial) absl::StrAppend(&out, " serial");
   if (s.budget)
     absl::StrAppend(&out, " budget=vrf:", s.budget->vrf, ",gpr:", s.budget->gpr,
@@ -395,11 +451,17 @@ absl::StatusOr<SpecRequest> ParseRequest(absl::string_view text) {
     return SpecRequest{s, false};
   }
   toks.erase(any);
-  AMARENA_ASSIGN_OR_RETURN(Spec s, ParseSpec(absl::StrJoin(toks, " ")));
   auto error = [&](absl::string_view what) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot parse spec '", text, "': ", what));
   };
+  if (std::any_of(toks.begin(), toks.end(), [](absl::string_view t) {
+        return absl::StartsWith(t, "ldb=");
+      }))
+    return error(
+        "option ldb is for a plain B, must not be given with b=any (B's "
+        "layout is chosen: dense, packed or column-major)");
+  AMARENA_ASSIGN_OR_RETURN(Spec s, ParseSpec(absl::StrJoin(toks, " ")));
   if (!s.IsMatmul())
     return error("option b=any is for a matmul's B, must not be given here");
   if (std::any_of(toks.begin(), toks.end(), [](absl::string_view t) {

@@ -29,7 +29,8 @@ struct TensorAux {
   friend bool operator==(const TensorAux&, const TensorAux&) = default;
   // The total order that breaks exact ties in cost (search/action.h), so the
   // chosen trees depend on it: dtype, level, the layout's order, the vector
-  // width, then the layout's panel width, pairs and sections.
+  // width, then the layout's panel width, pairs, sections and leading
+  // dimension.
   friend auto operator<=>(const TensorAux& a, const TensorAux& b) {
     return a.Key() <=> b.Key();
   }
@@ -39,11 +40,12 @@ struct TensorAux {
   }
 
  private:
-  std::tuple<DType, Level, Order, uint8_t, int64_t, int64_t, int64_t> Key()
-      const {
+  std::tuple<DType, Level, Order, uint8_t, int64_t, int64_t, int64_t,
+             int64_t>
+  Key() const {
     return std::make_tuple(dtype, level, layout.order(), vector_width,
                            layout.panel_width(), layout.row_group(),
-                           layout.section_count());
+                           layout.section_count(), layout.ld());
   }
 };
 

@@ -66,7 +66,7 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
           ", must be in panels of a power of two (loops along n take "
           "tiles of powers of two; other widths are not implemented)"));
     const Layout& c = s.aux[2].layout;
-    const bool vdp_reads_b = t.bf16_dot && a == Layout() && c.row_major() &&
+    const bool vdp_reads_b = t.bf16_dot && a.WithLd(0) == Layout() && c.row_major() &&
                              s.aux[0].dtype == DType::kBF16 &&
                              b.WholeVectors(t.f32_lanes);
     const bool widen_reads_b = s.aux[0].dtype == DType::kF32 && c.row_major() &&

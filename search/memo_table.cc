@@ -1,5 +1,6 @@
 #include "search/memo_table.h"
 
+#include <algorithm>
 #include <bit>
 
 #include "core/spec_text.h"
@@ -16,8 +17,10 @@ int32_t LogCoord(int64_t lines) {
 
 MemoTable::Key MemoTable::KeyOf(const Spec& s) {
   static_assert(kMaxPack < (1 << 11));
-  const std::array<uint64_t, 3> p = PackProblem(s);
-  return Key{{p[0], p[1], p[2]}};
+  const std::array<uint64_t, kPackedWords> p = PackProblem(s);
+  Key k;
+  std::copy(p.begin(), p.end(), k.w);
+  return k;
 }
 
 MemoTable::Point MemoTable::ToPoint(const Budget& b) {

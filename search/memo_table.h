@@ -83,13 +83,16 @@ class MemoTable {
   // chase on every lookup.
   using Boxes = absl::InlinedVector<Box, 1>;
 
-  // The table key, packed into three words (hashing them is several times
+  // The table key, PackProblem's words (hashing them is several times
   // cheaper than hashing the Spec field by field).
   struct Key {
-    uint64_t w[3];
+    uint64_t w[kPackedWords];
     friend bool operator==(const Key&, const Key&) = default;
     template <typename H>
     friend H AbslHashValue(H h, const Key& k) {
+      // The leading dimensions' words are zero for dense Specs: no step.
+      if (k.w[3] != 0 || k.w[4] != 0)
+        h = H::combine(std::move(h), k.w[3], k.w[4]);
       return H::combine(std::move(h), k.w[0], k.w[1], k.w[2]);
     }
   };

@@ -22,7 +22,8 @@
  *   caller's MXCSR says so.
  * - Aliasing: C must not overlap A or B (A and B may overlap each other);
  *   runs check it and return AMARENA_INVALID_ARGUMENT.
- * - Sizes: operand i spans amarena_kernel_operand_bytes(k, i) bytes;
+ * - Sizes: operand i spans amarena_kernel_operand_bytes(k, i) bytes (with a
+ *   leading dimension, from its first element to the end of its last row);
  *   amarena_kernel_run_sized checks the caller's buffer sizes against it.
  * - Lifetime: release a runtime's kernels before amarena_runtime_destroy; a
  *   kernel run after its runtime is destroyed returns
@@ -90,8 +91,9 @@ amarena_status amarena_kernel_get_within(amarena_runtime* rt, const char* spec,
                                          int64_t search_us,
                                          amarena_kernel** out);
 
-/* Runs `k`: operands[i] points at operand i (matmul: A, B, C), dense, in
- * the Spec's layouts, aligned to its element (4 bytes for f32, 2 for bf16),
+/* Runs `k`: operands[i] points at operand i (matmul: A, B, C), dense or
+ * with the Spec's leading dimensions (lda=, ldb=, ldc=), in the Spec's
+ * layouts, aligned to its element (4 bytes for f32, 2 for bf16),
  * spanning amarena_kernel_operand_bytes(k, i) bytes. The output (C) must not
  * overlap an input; inputs may overlap each other. AMARENA_INVALID_ARGUMENT
  * names the operand that is null, misaligned or overlapping;

@@ -106,7 +106,8 @@ Candidate MakeLoop(const Spec& s, ActionKind kind, Dim d, int64_t size) {
   for (int i = 0; i < s.NumOperands(); ++i)
     moves_registers |=
         OperandAxis(s, i, d) != Axis::kNone && s.aux[i].level == Level::kVRF;
-  Spec body = s;
+  // Tiles are addressed through their parent's views (WithoutLds).
+  Spec body = WithoutLds(s);
   SetExtent(body, d, size);
   if (kind == ActionKind::kParallelTile) {
     // Run by the pool: no counter, and nothing below may be parallel again.
@@ -119,7 +120,7 @@ Candidate MakeLoop(const Spec& s, ActionKind kind, Dim d, int64_t size) {
   body.budget = LoopChildBudget(*s.budget, loop, 0);
   e.children.push_back(Canonical(body));
   if (extent % size) {
-    Spec rem = s;
+    Spec rem = WithoutLds(s);
     SetExtent(rem, d, extent % size);
     rem.serial = body.serial;
     e.children.push_back(Canonical(rem));

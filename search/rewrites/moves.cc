@@ -107,6 +107,8 @@ void ViewOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
       if (to != Level::kL1 && i == s.OutputIndex()) continue;
       TensorAux aux = from;
       aux.level = to;
+      // The view's pitch is its parent's (WithoutLds).
+      aux.layout = aux.layout.WithLd(0);
       if (auto c = MakeAlloc(s, i, aux, AllocKind::kView))
         out.push_back(*std::move(c));
     }
@@ -125,7 +127,7 @@ void PackOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
   const bool bf16 = from.dtype == DType::kBF16;
   // k-pairs only where vdpbf16ps may read them: A bf16 too.
   const bool pairs = bf16 && s.aux[0].dtype == DType::kBF16 && t.bf16_dot &&
-                     from.layout == Layout();
+                     from.layout.WithLd(0) == Layout();
   for (Level to : kCacheLevels) {
     if (!Faster(to, from.level)) continue;
     // The operand's own dtype, f32 when that is a cast, and bf16 k-pairs.

@@ -286,6 +286,84 @@ TEST(LayoutTest, AffineTileWithPitchAddressesLikeTheWhole) {
   }
 }
 
+// A leading dimension: outer rows ld apart, the last one ending the matrix.
+TEST(LayoutTest, LeadingDimensionPlacesOuterRowsApart) {
+  const Layout row = Layout(kRow).WithLd(17), col = Layout(kCol).WithLd(10);
+  EXPECT_EQ(row.ld(), 17);
+  EXPECT_EQ(row.Offset(3, 13, 2, 5), 2 * 17 + 5);
+  EXPECT_EQ(col.Offset(7, 4, 6, 3), 3 * 10 + 6);
+  EXPECT_EQ(row.StoredElements(3, 13), 2 * 17 + 13);
+  EXPECT_EQ(col.StoredElements(7, 4), 3 * 10 + 7);
+  EXPECT_EQ(row.TilePitch(3, 13), 17);
+  EXPECT_EQ(Layout(kRow).TilePitch(3, 13), 13);
+  // Traffic is priced per outer row with or without one (Lines, Dense).
+  EXPECT_EQ(row.Lines(3, 13, 4), Layout(kRow).Lines(3, 13, 4));
+  EXPECT_EQ(row.RunBytes(3, 13, 4), 52);
+  // Canonical: the dense pitch, or one outer row, is no leading dimension.
+  EXPECT_EQ(row.Canonical(3, 13), row);
+  EXPECT_EQ(Layout(kRow).WithLd(13).Canonical(3, 13), Layout(kRow));
+  EXPECT_EQ(row.Canonical(1, 13), Layout(kRow));
+  EXPECT_EQ(col.Canonical(7, 1), Layout(kCol));
+  EXPECT_EQ(col.Canonical(1, 1), Layout(kRow));
+  EXPECT_NE(row, Layout(kRow));
+  EXPECT_EQ(row.WithLd(0), Layout(kRow));
+  EXPECT_EQ(col.WithOrder(kRow).ld(), 10);
+}
+
+// Offset, the affine view (whole, slices, steps) and a tile given the pitch
+// all agree, over row- and column-major, odd and prime extra pitches.
+TEST(LayoutTest, LeadingDimensionAffineAddressesLikeOffset) {
+  for (Order o : {kRow, kCol})
+    for (int64_t rows : {1, 2, 7, 13})
+      for (int64_t cols : {1, 7, 13, 100})
+        for (int64_t extra : {1, 13, 61}) {
+          const Layout plain(o);
+          const Layout l = plain.WithLd(plain.InnerExtent(rows, cols) + extra);
+          SCOPED_TRACE(::testing::Message() << Name(o) << " " << rows << "x"
+                                            << cols << " ld " << l.ld());
+          const AffineView whole = l.Affine(rows, cols, 4);
+          for (int64_t i = 0; i < rows; ++i)
+            for (int64_t j = 0; j < cols; ++j) {
+              const int64_t off = l.Offset(rows, cols, i, j);
+              ASSERT_EQ(whole.Offset(i, j), 4 * off);
+              ASSERT_LT(off, l.StoredElements(rows, cols));
+            }
+          EXPECT_EQ(l.Offset(rows, cols, rows - 1, cols - 1) + 1,
+                    l.StoredElements(rows, cols));
+          const AffineView tile =
+              l.Affine(rows, (cols + 1) / 2, 4, l.TilePitch(rows, cols));
+          for (int64_t i = 0; i < rows; ++i)
+            for (int64_t j = 0; j < (cols + 1) / 2; ++j)
+              ASSERT_EQ(tile.Offset(i, j), 4 * l.Offset(rows, cols, i, j));
+          if (rows > 1)
+            EXPECT_EQ(*whole.Step(Axis::kRows, 1),
+                      4 * l.Offset(rows, cols, 1, 0));
+          if (cols > 1)
+            EXPECT_EQ(*whole.Step(Axis::kCols, 1),
+                      4 * l.Offset(rows, cols, 0, 1));
+        }
+}
+
+// Relayout into a view writes its elements and leaves the gaps between its
+// rows alone; out of it, reads only its elements.
+TEST(LayoutTest, RelayoutWithLeadingDimensionLeavesGapsAlone) {
+  const int64_t rows = 5, cols = 7;
+  for (Order o : {kRow, kCol}) {
+    const Layout view = Layout(o).WithLd(Layout(o).InnerExtent(rows, cols) + 3);
+    std::vector<float> src(static_cast<size_t>(rows * cols));
+    for (size_t e = 0; e < src.size(); ++e) src[e] = static_cast<float>(e);
+    std::vector<float> mid(static_cast<size_t>(view.StoredElements(rows, cols)),
+                           -1.0f);
+    Relayout(rows, cols, 4, Layout(kRow), src.data(), view, mid.data());
+    int64_t gaps = 0;
+    for (float v : mid) gaps += v == -1.0f;
+    EXPECT_EQ(gaps, view.StoredElements(rows, cols) - rows * cols);
+    std::vector<float> back(src.size());
+    Relayout(rows, cols, 4, view, mid.data(), Layout(kRow), back.data());
+    EXPECT_EQ(back, src);
+  }
+}
+
 TEST(LayoutTest, SlicesThatAreNotAffineAreRefused) {
   const AffineView p4 = Layout::Panels(kRow, 4).Affine(4, 16, 1);
   EXPECT_FALSE(p4.Slice(0, 2, 4, 4).has_value());  // straddles two panels
@@ -297,6 +375,8 @@ TEST(LayoutTest, SlicesThatAreNotAffineAreRefused) {
 }
 
 TEST(LayoutDeathTest, FactoriesCheckTheirInvariants) {
+  EXPECT_DEATH(Layout::Panels(kRow, 4).WithLd(8), "");
+  EXPECT_DEATH(Layout(kRow).WithLd(-1), "");
   EXPECT_DEATH(Layout::Panels(kCol, 4).Paired(), "");
   EXPECT_DEATH(Layout::Panels(kRow, 4).InSections(3), "");
   EXPECT_DEATH(Layout(kRow).InSections(2), "");

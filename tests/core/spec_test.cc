@@ -245,6 +245,31 @@ TEST(CanonicalTest, SectionsOnlyOrderTwoPanelsOrMore) {
             PackProblem(Spec::Matmul(4, 7, 64, {}, plain)));
 }
 
+// A leading dimension is part of the problem's identity (and its packed
+// words), except where it is the dense one.
+TEST(CanonicalTest, LeadingDimensionIsPartOfTheProblem) {
+  const TensorAux ld100{.layout = Layout(Order::kRowMajor).WithLd(100)};
+  const TensorAux ld64{.layout = Layout(Order::kRowMajor).WithLd(64)};
+  const Spec dense = Spec::Matmul(64, 64, 64);
+  for (int i = 0; i < 3; ++i) {
+    TensorAux a[3] = {{}, {}, {}};
+    a[i] = ld100;
+    const Spec s = Spec::Matmul(64, 64, 64, a[0], a[1], a[2]);
+    EXPECT_EQ(s.aux[i].layout.ld(), 100);
+    EXPECT_NE(s, dense);
+    EXPECT_NE(PackProblem(s), PackProblem(dense));
+    EXPECT_NE(absl::HashOf(s), absl::HashOf(dense));
+    EXPECT_EQ(WithoutLds(s), dense);
+    a[i] = ld64;
+    EXPECT_EQ(Spec::Matmul(64, 64, 64, a[0], a[1], a[2]), dense);
+  }
+  const Spec a100 = Spec::Matmul(64, 64, 64, ld100);
+  const Spec c100 = Spec::Matmul(64, 64, 64, {}, {}, ld100);
+  EXPECT_NE(PackProblem(a100), PackProblem(c100));
+  // One row: no pitch to speak of.
+  EXPECT_EQ(Spec::Matmul(1, 64, 64, ld100), Spec::Matmul(1, 64, 64));
+}
+
 TEST(CanonicalTest, IsIdempotent) {
   std::mt19937_64 rng(20240521);
   for (int trial = 0; trial < 5000; ++trial) {

@@ -50,6 +50,11 @@ Spec RandomValidSpec(std::mt19937_64& rng) {
     a.layout = order;
     if (a.level == Level::kVRF) {
       a.vector_width = kWidths[pick(0, 3)];
+    } else if (a.level == Level::kGL && pick(0, 3) == 0) {
+      // A view of a wider matrix (often dense again once canonical).
+      const TensorSpec t = s.Operand(i);
+      const int64_t inner = a.layout.InnerExtent(t.rows, t.cols);
+      a.layout = a.layout.WithLd(inner + pick(0, 40));
     } else if (pick(0, 3) == 0) {
       a.layout = Layout::Panels(order, pick(1, 64));
       if (a.layout.row_major() && pick(0, 2) == 0) a.layout = a.layout.Paired();
@@ -103,6 +108,13 @@ const char* const kCanonicalTexts[] = {
     "matmul 1x2048x16384 f32*bf16->f32 b=col",
     "matmul 7x13x100 f32*bf16->f32 accum a=col b=p16x2s2 c=col",
     "matmul 4x1x16 f32*bf16->f32 accum a=l1 b=l1 c=vrf,v8",
+    "matmul 64x64x64 f32 lda=4096 ldc=100",
+    "matmul 7x13x5 bf16*bf16->f32 accum a=col b=col c=col lda=8 ldb=14 "
+    "ldc=20 serial",
+    "matmul 100x7x13 f32 b=p16 c=col lda=8 ldc=101",
+    "matmul 1x64x8 f32 a=col lda=5",
+    "zero 4x16 f32 ldout=20",
+    "move 16x4 bf16->f32 src=col dst=l1 ldsrc=17",
 };
 
 TEST(SpecTextTest, CanonicalTextsPrintBackUnchanged) {
@@ -316,6 +328,72 @@ TEST(SpecTextTest, OperandSizeCountsPanelPaddingAndSections) {
   EXPECT_THAT(ParseSpec("matmul 8x400000x1152 f32 b=p128"), IsOk());
   ExpectParseError("matmul 8x400000x1152 f32 b=p128s8",
                    {"operand b needs 3.2768e+09 bytes"});
+}
+
+// A leading dimension equal to the dense one, or of a single outer row, is
+// none; options may come in any order.
+TEST(SpecTextTest, LeadingDimensionsPrintCanonically) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"matmul 64x64x64 f32 lda=64 ldb=64 ldc=64", "matmul 64x64x64 f32"},
+      {"matmul 64x32x16 f32 ldc=100 lda=4096", "matmul 64x32x16 f32 lda=4096 "
+                                               "ldc=100"},
+      {"matmul 8x4x2 f32 lda=9 a=col", "matmul 8x4x2 f32 a=col lda=9"},
+      {"matmul 1x64x64 f32 lda=100 ldc=70", "matmul 1x64x64 f32"},
+      {"matmul 7x1x64 f32 a=col lda=7 ldb=65", "matmul 7x1x64 f32 a=col"},
+      {"matmul 7x1x64 f32 ldb=65 c=col ldc=9",
+       "matmul 7x1x64 f32 c=col ldc=9"},
+  };
+  for (const auto& [text, canonical] : cases) {
+    absl::StatusOr<Spec> s = ParseSpec(text);
+    ASSERT_THAT(s, IsOk()) << text;
+    EXPECT_EQ(PrintSpec(*s), canonical) << text;
+  }
+  absl::StatusOr<Spec> s = ParseSpec("matmul 100x7x13 f32 a=col lda=101");
+  ASSERT_THAT(s, IsOk());
+  EXPECT_EQ(s->aux[0].layout.ld(), 101);
+  // The last column needs only its 100 rows.
+  EXPECT_EQ(s->Operand(0).StoredElements(), 6 * 101 + 100);
+}
+
+TEST(SpecTextTest, RejectsBadLeadingDimensions) {
+  ExpectParseError("matmul 64x64x64 f32 lda=63",
+                   {"lda is 63", "at least 64",
+                    "rows of row-major a (64x64) are 64 elements long"});
+  ExpectParseError("matmul 100x64x8 f32 a=col lda=99",
+                   {"lda is 99", "at least 100",
+                    "columns of column-major a (100x64) are 100 elements"});
+  ExpectParseError("matmul 4x4x8 f32 ldb=7", {"ldb is 7", "at least 8"});
+  ExpectParseError("matmul 4x4x4 f32 c=col ldc=3", {"ldc is 3"});
+  ExpectParseError("matmul 4x4x4 f32 ldb=0", {"ldb is 0", "at least 1"});
+  ExpectParseError("matmul 4x4x4 f32 ldb=-4", {"ldb is -4"});
+  ExpectParseError("matmul 4x4x4 f32 ldb=x", {"ldb is 'x'"});
+  ExpectParseError("matmul 4x4x4 f32 lda=", {"lda is ''"});
+  ExpectParseError("matmul 4x4x4 f32 ldc=3000000000",
+                   {"ldc is 3000000000", "at most 2147483647"});
+  ExpectParseError("matmul 4x4x64 f32 b=p16 ldb=100",
+                   {"ldb is for a plain", "b packed (p16)"});
+  ExpectParseError("matmul 4x4x64 f32 ldb=100 b=p16x2s2",
+                   {"ldb is for a plain", "b packed (p16x2s2)"});
+  ExpectParseError("matmul 4x4x4 f32 c=l1 ldc=100",
+                   {"ldc is for an operand in gl", "c in l1"});
+  ExpectParseError("zero 4x4 f32 lda=5",
+                   {"option lda is unknown", "must be ldout for zero"});
+  ExpectParseError("move 4x4 f32 ldc=5",
+                   {"option ldc is unknown", "must be ldsrc, lddst for move"});
+  ExpectParseError("matmul 4x4x4 f32 ldout=5",
+                   {"option ldout is unknown", "lda, ldb, ldc for matmul"});
+  ExpectParseError("matmul 4x4x4 f32 ldd=5",
+                   {"option ldd is unknown", "lda, ldb, ldc for matmul"});
+  ExpectParseError("zero 4x4 f32 ldsrc=5",
+                   {"option ldsrc is unknown", "ldout for zero"});
+  // Its gaps count towards the operand's size.
+  ExpectParseError("matmul 2x1x1 f32 lda=2000000000",
+                   {"operand a needs 8e+09 bytes"});
+  EXPECT_THAT(ParseRequest("matmul 4x4x4 f32 b=any ldb=8"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("ldb is for a plain B, must not be given "
+                                 "with b=any")));
+  EXPECT_THAT(ParseRequest("matmul 4x4x4 f32 b=any lda=8 ldc=9"), IsOk());
 }
 
 TEST(SpecTextTest, RejectsEmptyText) {

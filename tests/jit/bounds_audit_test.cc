@@ -88,6 +88,27 @@ TEST_P(BoundsAudit, RandomF32TimesBf16SpecsCompileWithinBounds) {
   EXPECT_GT(made, 0);
 }
 
+// Operands with leading dimensions: the audit compares each operand's
+// accesses with its pitched size, which ends with the last row's own
+// elements.
+TEST_P(BoundsAudit, RandomLdSpecsCompileWithinBounds) {
+  const Isa isa = GetParam();
+  const std::vector<std::string> texts =
+      testing::RandomLdSpecTexts(testing::SweepCount(300), /*max_dim=*/200,
+                                 /*seed=*/1800 + static_cast<int>(isa));
+  int made = 0;
+  for (size_t i = 0; i < texts.size(); i += testing::SweepStride()) {
+    const int workers = 1 + static_cast<int>(i % 2);
+    absl::StatusOr<KernelPtr> k = AuditRuntime(isa, workers).Get(texts[i]);
+    EXPECT_TRUE(k.ok()) << texts[i] << " (" << workers
+                        << " workers): " << k.status();
+    made += k.ok();
+  }
+  std::printf("%s: %d kernels with leading dimensions created within bounds\n",
+              std::string(Name(isa)).c_str(), made);
+  EXPECT_GT(made, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Isa, BoundsAudit,
                          ::testing::Values(Isa::kAvx2, Isa::kAvx512),
                          [](const auto& info) {

@@ -44,6 +44,29 @@ TEST(OperandCheckTest, OperandBytesIncludePanelPadding) {
   EXPECT_EQ(OperandBytes(*ParseSpec("zero 4x6 f32"), 0), 4 * 6 * 4);
 }
 
+// A view of a wider matrix spans from its first element to its last: the
+// last row (or column) needs only its own elements, not a whole pitch.
+TEST(OperandCheckTest, OperandBytesWithLeadingDimensions) {
+  const Spec s = *ParseSpec(
+      "matmul 3x4x5 bf16*bf16->f32 b=col lda=10 ldb=7 ldc=4096");
+  EXPECT_EQ(OperandBytes(s, 0), (2 * 10 + 4) * 2);
+  EXPECT_EQ(OperandBytes(s, 1), (4 * 7 + 4) * 2);
+  EXPECT_EQ(OperandBytes(s, 2), (2 * 4096 + 5) * 4);
+  // A is 24 floats in a buffer of 24: accepted; one short: refused.
+  absl::StatusOr<KernelPtr> k =
+      testing::Rt(Isa::kAvx2, 1).Get("matmul 3x4x5 f32 lda=10");
+  ASSERT_THAT(k, IsOk());
+  std::vector<float> a(24), b(20), c(15);
+  void* ops[] = {a.data(), b.data(), c.data()};
+  const size_t sizes[] = {24 * 4, 20 * 4, 15 * 4};
+  EXPECT_THAT((*k)->Check(ops, sizes), IsOk());
+  const size_t short_a[] = {23 * 4, 20 * 4, 15 * 4};
+  EXPECT_THAT((*k)->Check(ops, short_a),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("operand 0 (a) is 92 bytes, must be at least "
+                                 "96")));
+}
+
 class KernelCheckTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -88,6 +88,33 @@ TEST(SearchDbTest, ASecondRuntimeReplaysWhatTheFirstSearched) {
   EXPECT_EQ(*rt.db()->IntegrityCheck(), "ok");
 }
 
+// A Spec with leading dimensions is its own row (its text includes them) and
+// replays into a kernel that honours them; the dense Spec is a different
+// problem.
+TEST(SearchDbTest, LeadingDimensionsAreStoredAndReplayed) {
+  TempDir dir;
+  std::string db = dir.path() + "/amarena.db";
+  Spec spec = *ParseSpec("matmul 100x37x70 f32 b=col lda=41 ldb=113 ldc=71");
+  std::string first_tree;
+  {
+    Runtime rt(HostTarget(), WithDb(db));
+    absl::StatusOr<KernelPtr> k = rt.Get(spec);
+    ASSERT_TRUE(k.ok()) << k.status();
+    EXPECT_EQ((*k)->source(), KernelSource::kSearch);
+    first_tree = PrintImpl((*k)->impl());
+  }
+  Runtime rt(HostTarget(), WithDb(db));
+  absl::StatusOr<KernelPtr> k = rt.Get(spec);
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_EQ((*k)->source(), KernelSource::kDatabase);
+  EXPECT_EQ(PrintImpl((*k)->impl()), first_tree);
+  EXPECT_EQ((*k)->spec().aux[2].layout.ld(), 71);
+  EXPECT_TRUE(KernelMatchesReference(*k, spec));
+  absl::StatusOr<KernelPtr> dense = rt.Get(WithoutLds(spec));
+  ASSERT_TRUE(dense.ok()) << dense.status();
+  EXPECT_EQ((*dense)->source(), KernelSource::kSearch);
+}
+
 TEST(SearchDbTest, ResultsAreFoundByTargetAndBudgetBox) {
   TempDir dir;
   absl::StatusOr<std::unique_ptr<SearchDb>> db =

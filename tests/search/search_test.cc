@@ -436,5 +436,43 @@ TEST(SearchTest, ColumnMajorBIsReadColumnAfterColumn) {
   }
 }
 
+// A view of a wider matrix costs what the dense problem costs (every view is
+// priced per row already), its tree is consistent, and below the Specs of
+// the whole operands (the root, its zero and accumulate) no Spec carries a
+// leading dimension: tiles and cache views share the dense problem's.
+TEST(SearchTest, LeadingDimensionsShareTheDenseProblemsTrees) {
+  Target t = Avx2();
+  t.workers = 2;
+  for (const char* text :
+       {"matmul 64x64x64 f32 lda=4096 ldc=100",
+        "matmul 100x37x70 f32 a=col b=col lda=101 ldb=50 ldc=71 accum",
+        "matmul 256x256x256 f32 lda=263 ldb=257 ldc=300",
+        "matmul 7x300x17 bf16*bf16->f32 lda=301 ldb=18"}) {
+    const Spec view = *ParseSpec(text);
+    Searcher s(t), d(t);
+    auto impl = s.Solve(t.Bind(view));
+    auto dense = d.Solve(t.Bind(WithoutLds(view)));
+    ASSERT_TRUE(impl.ok() && dense.ok()) << text;
+    ExpectConsistent(**impl, t);
+    EXPECT_EQ((*impl)->cost, (*dense)->cost) << text;
+    ForEachNode(**impl, [&](const ImplNode& n) {
+      for (int i = 0; i < n.spec.NumOperands(); ++i) {
+        const TensorSpec op = n.spec.Operand(i);
+        if (op.layout().ld() == 0) continue;
+        // Only a whole operand of the root (in the pack's copy, B) keeps it.
+        bool whole = false;
+        for (int j = 0; j < 3; ++j) {
+          const TensorSpec r = view.Operand(j);
+          whole |= r.rows == op.rows && r.cols == op.cols &&
+                   r.layout().ld() == op.layout().ld();
+        }
+        EXPECT_TRUE(whole && op.aux.level == Level::kGL)
+            << PrintSpec(n.spec) << " in\n"
+            << PrintImpl(**impl);
+      }
+    });
+  }
+}
+
 }  // namespace
 }  // namespace amarena

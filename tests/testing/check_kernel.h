@@ -16,15 +16,58 @@
 
 namespace amarena::testing {
 
+// Whether element `e` of operand `t`'s storage lies between two outer rows
+// (a leading dimension's gap), not in the matrix.
+inline bool InLdGap(const TensorSpec& t, int64_t e) {
+  const int64_t ld = t.layout().ld();
+  return ld != 0 && e % ld >= t.InnerExtent();
+}
+
+// Fills the gaps of every operand with a leading dimension with quiet NaNs:
+// a kernel that computes with one gives NaNs the reference does not.
+inline void FillLdGaps(const Spec& s, Operands& ops) {
+  for (int i = 0; i < s.NumOperands(); ++i) {
+    const TensorSpec t = s.Operand(i);
+    if (t.layout().ld() == 0) continue;
+    for (int64_t e = 0; e < t.StoredElements(); ++e) {
+      if (!InLdGap(t, e)) continue;
+      if (t.aux.dtype == DType::kF32) {
+        const uint32_t nan = 0x7fe5a5a5u;
+        std::memcpy(static_cast<char*>(ops.ptr(i)) + 4 * e, &nan, 4);
+      } else {
+        const uint16_t nan = 0x7fe5u;
+        std::memcpy(static_cast<char*>(ops.ptr(i)) + 2 * e, &nan, 2);
+      }
+    }
+  }
+}
+
+// The first element of the output's gaps whose bytes differ from `before`
+// (-1: none): a kernel must not write between the rows of a view.
+inline int64_t ChangedLdGap(const Spec& s, const Operands& ops,
+                            const std::vector<uint8_t>& before) {
+  const TensorSpec t = s.Operand(s.OutputIndex());
+  const int64_t es = SizeOf(t.aux.dtype);
+  const char* now = static_cast<const char*>(ops.ptr(s.OutputIndex()));
+  for (int64_t e = 0; e < t.StoredElements(); ++e)
+    if (InLdGap(t, e) && std::memcmp(now + e * es, before.data() + e * es,
+                                     static_cast<size_t>(es)) != 0)
+      return e;
+  return -1;
+}
+
 // Runs `k` (a kernel for `s`) on random inputs against the reference, twice:
 // with every operand and its scratch area flush against the guard page after
 // it, then before it (tests/testing/guarded_operands.h). A stray access
-// faults; the second run must give the first run's bits.
+// faults; the second run must give the first run's bits. An operand with a
+// leading dimension has NaNs between its rows: the output must match the
+// reference all the same, and the output's gaps must stay untouched.
 inline ::testing::AssertionResult KernelMatchesReference(const KernelPtr& k,
                                                          const Spec& s,
                                                          uint64_t seed = 1) {
   Operands ops(s);
   FillRandom(s, ops, seed);
+  FillLdGaps(s, ops);
   std::vector<uint8_t> before = ops.Snapshot(s.OutputIndex());
   GuardedOperands back(s, ops, Placement::kBack);
   GuardedOperands front(s, ops, Placement::kFront);
@@ -37,6 +80,12 @@ inline ::testing::AssertionResult KernelMatchesReference(const KernelPtr& k,
     return ::testing::AssertionFailure()
            << PrintSpec(s) << ": max relative error " << v.max_rel_err << " > "
            << v.tolerance << "\n"
+           << PrintImpl(k->impl());
+  if (const int64_t e = ChangedLdGap(s, ops, before); e >= 0)
+    return ::testing::AssertionFailure()
+           << PrintSpec(s) << ": the kernel wrote element " << e
+           << " of the output, between its rows (ld "
+           << s.aux[static_cast<size_t>(s.OutputIndex())].layout.ld() << ")\n"
            << PrintImpl(k->impl());
   jit::SetScratchPlacementForTesting(jit::ScratchPlacement::kFront);
   absl::Status run = k->Run(front.ptrs());

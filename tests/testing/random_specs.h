@@ -85,6 +85,57 @@ inline std::vector<std::string> RandomSpecTexts(
   return out;
 }
 
+// User-level Spec texts whose plain operands are views of wider matrices:
+// f32 or bf16*bf16->f32, each of A, B and C row- or column-major and, two
+// times in three, with a leading dimension (lda=, ldb=, ldc=) its row (or
+// column) length plus 1, 13, a prime up to 61 or up to 300 more. Dims are
+// 1, 7, 13, 100, a prime or anything in 1..max_dim; a quarter accumulate.
+inline std::vector<std::string> RandomLdSpecTexts(int count, int max_dim,
+                                                  uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  static constexpr int64_t kDims[] = {1, 7, 13, 100, 2, 3, 5, 17, 31, 61, 97};
+  static constexpr int64_t kPrimes[] = {2, 3, 5, 7, 11, 17, 19, 23, 31, 61};
+  auto dim = [&] {
+    return pick(0, 1) == 0 ? kDims[pick(0, std::size(kDims) - 1)]
+                           : pick(1, max_dim);
+  };
+  auto extra = [&]() -> int64_t {
+    switch (pick(0, 3)) {
+      case 0:
+        return 1;
+      case 1:
+        return 13;
+      case 2:
+        return kPrimes[pick(0, std::size(kPrimes) - 1)];
+      default:
+        return pick(1, 300);
+    }
+  };
+  std::vector<std::string> out;
+  for (int i = 0; i < count; ++i) {
+    const bool bf16 = pick(0, 1) == 1;
+    const int64_t m = dim(), k = dim(), n = dim();
+    std::string t = absl::StrCat("matmul ", m, "x", k, "x", n,
+                                 bf16 ? " bf16*bf16->f32" : " f32");
+    // Operand rows x cols: A m x k, B k x n, C m x n.
+    const int64_t rows[] = {m, k, m}, cols[] = {k, n, n};
+    const char* names[] = {"a", "b", "c"};
+    for (int o = 0; o < 3; ++o) {
+      const bool col = pick(0, 2) == 0;
+      if (col) absl::StrAppend(&t, " ", names[o], "=col");
+      if (pick(0, 2) != 0)
+        absl::StrAppend(&t, " ld", names[o], "=",
+                        (col ? rows[o] : cols[o]) + extra());
+    }
+    if (pick(0, 3) == 0) t += " accum";
+    out.push_back(t);
+  }
+  return out;
+}
+
 // Distinct f32 matmuls, numbered from 0, small for small i (K grows by 16
 // every 96): the first thousand are quick to search (well under a
 // millisecond each with one Searcher shared), with trees of tens of nodes.
