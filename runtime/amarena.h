@@ -119,6 +119,27 @@ size_t amarena_kernel_b_bytes(const amarena_kernel* k);
 amarena_status amarena_kernel_pack_b(const amarena_kernel* k, const void* b,
                                      void* out, size_t out_bytes);
 
+/* How a source of B holds it: as B, K x N row-major, or as B transposed,
+ * N x K row-major (how checkpoints store weights). */
+typedef enum amarena_b_source {
+  AMARENA_B_KXN = 0, /* element (k, n) at src[k * src_ld + n] */
+  AMARENA_B_NXK = 1  /* element (k, n) at src[n * src_ld + k] */
+} amarena_b_source;
+
+/* As amarena_kernel_pack_b, from a source in either orientation with
+ * `src_ld` elements between its rows (at least N for AMARENA_B_KXN, K for
+ * AMARENA_B_NXK). Cache-blocked, vectorized where the CPU allows and spread
+ * over the runtime's threads: tens of milliseconds for 64 MiB rather than a
+ * second. AMARENA_INVALID_ARGUMENT names a null pointer, a src_ld too small,
+ * an `out` too small or overlapping `src`, or a kernel without a B.
+ * amarena_kernel_pack_b(k, b, out, n) is
+ * amarena_kernel_pack_b_from(k, b, AMARENA_B_KXN, N, out, n). */
+amarena_status amarena_kernel_pack_b_from(const amarena_kernel* k,
+                                          const void* src,
+                                          amarena_b_source source,
+                                          size_t src_ld, void* out,
+                                          size_t out_bytes);
+
 /* Where the kernel's program came from: "search", "database" (searched
  * earlier, by any process) or "provisional" (a missed deadline). NULL for a
  * NULL kernel. */

@@ -253,30 +253,41 @@ size_t amarena_kernel_b_bytes(const amarena_kernel* k) {
   return amarena_kernel_operand_bytes(k, 1);
 }
 
+amarena_status amarena_kernel_pack_b_from(const amarena_kernel* k,
+                                          const void* src,
+                                          amarena_b_source source,
+                                          size_t src_ld, void* out,
+                                          size_t out_bytes) {
+  return Guard("amarena_kernel_pack_b_from", [&]() -> amarena_status {
+    if (k == nullptr)
+      return Fail(AMARENA_INVALID_ARGUMENT,
+                  "amarena_kernel_pack_b_from: kernel is null");
+    if (source != AMARENA_B_KXN && source != AMARENA_B_NXK)
+      return Fail(AMARENA_INVALID_ARGUMENT,
+                  absl::StrCat("amarena_kernel_pack_b_from: source is ",
+                               static_cast<int>(source),
+                               ", must be AMARENA_B_KXN or AMARENA_B_NXK"));
+    const int64_t ld = static_cast<int64_t>(
+        std::min<size_t>(src_ld, size_t{INT64_MAX}));
+    return FromStatus(k->kernel->PackB(
+        src,
+        source == AMARENA_B_KXN ? amarena::PackSource::kSame
+                                : amarena::PackSource::kTransposed,
+        ld, out, out_bytes));
+  });
+}
+
 amarena_status amarena_kernel_pack_b(const amarena_kernel* k, const void* b,
                                      void* out, size_t out_bytes) {
   return Guard("amarena_kernel_pack_b", [&]() -> amarena_status {
     if (k == nullptr)
       return Fail(AMARENA_INVALID_ARGUMENT,
                   "amarena_kernel_pack_b: kernel is null");
-    if (!k->kernel->spec().IsMatmul())
-      return Fail(AMARENA_INVALID_ARGUMENT,
-                  absl::StrCat("amarena_kernel_pack_b: kernel for ",
-                               k->spec_text, " has no B, must be a matmul"));
-    if (b == nullptr || out == nullptr)
-      return Fail(AMARENA_INVALID_ARGUMENT,
-                  absl::StrCat("amarena_kernel_pack_b: ",
-                               b == nullptr ? "b" : "out", " is null"));
-    const size_t need = amarena_kernel_b_bytes(k);
-    if (out_bytes < need)
-      return Fail(AMARENA_INVALID_ARGUMENT,
-                  absl::StrCat("amarena_kernel_pack_b: out has ", out_bytes,
-                               " bytes, must have at least ", need));
-    const amarena::TensorSpec to = k->kernel->spec().Operand(1);
-    amarena::TensorSpec from = to;
-    from.aux = amarena::TensorAux{.dtype = to.aux.dtype};  // plain row-major
-    amarena::Relayout(from, b, to, out);
-    return AMARENA_OK;
+    const int64_t n = k->kernel->spec().IsMatmul()
+                          ? k->kernel->spec().Operand(1).cols
+                          : 0;
+    return FromStatus(k->kernel->PackB(b, amarena::PackSource::kSame, n, out,
+                                       out_bytes));
   });
 }
 

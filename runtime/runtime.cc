@@ -61,6 +61,50 @@ absl::Status Kernel::Check(void* const* operands,
 int64_t Kernel::OperandBytes(int i) const {
   return amarena::OperandBytes(spec_, i);
 }
+
+absl::Status Kernel::PackB(const void* src, PackSource source, int64_t src_ld,
+                           void* out, size_t out_bytes) const {
+  auto bad = [&](auto&&... what) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot pack B for ", PrintSpec(spec_), ": ", what...));
+  };
+  if (!spec_.IsMatmul()) return bad("the kernel has no B, must be a matmul");
+  if (src == nullptr) return bad("src is null");
+  if (out == nullptr) return bad("out is null");
+  const TensorSpec b = spec_.Operand(1);
+  const bool same = source == PackSource::kSame;
+  if (!same && source != PackSource::kTransposed)
+    return bad("source is ", static_cast<int>(source),
+               ", must be K x N or N x K");
+  const int64_t row = same ? b.cols : b.rows;  // elements a source row holds
+  if (src_ld < row)
+    return bad("src_ld is ", src_ld, ", must be at least ", row, " (",
+               same ? "N, for a K x N source" : "K, for an N x K source",
+               ")");
+  const int64_t es = SizeOf(b.aux.dtype);
+  const int64_t need = OperandBytes(1);
+  if (out_bytes < static_cast<size_t>(need))
+    return bad("out has ", out_bytes, " bytes, must have at least ", need);
+  const int64_t src_bytes = ((same ? b.rows : b.cols) - 1) * src_ld * es +
+                            row * es;
+  const auto* s0 = static_cast<const char*>(src);
+  const auto* o0 = static_cast<const char*>(out);
+  if (s0 < o0 + need && o0 < s0 + src_bytes)
+    return bad("out overlaps src, must not");
+  auto on_pool = [&](size_t n, absl::FunctionRef<void(size_t)> task) {
+    pthreadpool_parallelize_1d(
+        pool_.get(),
+        [](void* t, size_t i) {
+          (*static_cast<absl::FunctionRef<void(size_t)>*>(t))(i);
+        },
+        &task, n, /*flags=*/0);
+  };
+  const ParallelFor parallel = on_pool;
+  PackMatrix({.rows = b.rows, .cols = b.cols, .es = es, .src = src,
+              .source = source, .src_ld = src_ld},
+             b.aux.layout, out, pool_ != nullptr ? &parallel : nullptr);
+  return absl::OkStatus();
+}
 const std::string& Kernel::name() const { return code_->name(); }
 size_t Kernel::code_size() const { return code_->code_size(); }
 

@@ -48,6 +48,7 @@
 #include "absl/strings/string_view.h"
 #include "core/impl.h"
 #include "core/target.h"
+#include "runtime/pack.h"
 #include "search/search.h"
 
 namespace amarena {
@@ -90,6 +91,17 @@ class Kernel {
   // Bytes operand i spans (panel padding included); 0 if there is no
   // operand i.
   int64_t OperandBytes(int i) const;
+  // Lays a matmul's B (K x N) out from `src` into `out` (`out_bytes` of
+  // room, at least OperandBytes(1)) as this kernel reads it, padding zeroed:
+  // pre-packed weights, made once. `source` kSame: src is B, K x N
+  // row-major; kTransposed: src is N x K row-major (B transposed, as
+  // checkpoints store weights). `src_ld`: elements between source rows, at
+  // least N (kSame) or K (kTransposed). Tiles of the work run on the
+  // kernel's threads. InvalidArgument naming the problem for a kernel that is
+  // not a matmul, a null pointer, src_ld too small, out too small, or out
+  // overlapping src.
+  absl::Status PackB(const void* src, PackSource source, int64_t src_ld,
+                     void* out, size_t out_bytes) const;
 
   const Spec& spec() const {
     return spec_;
