@@ -33,9 +33,8 @@ bool Check(int64_t k, int64_t n, const std::vector<uint16_t>& src,
   for (int s = 0; s < 4096; ++s) {
     const int64_t i = static_cast<int64_t>(rng() % static_cast<uint64_t>(k));
     const int64_t j = static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
-    const uint16_t want =
-        src[static_cast<size_t>(source == PackSource::kSame ? i * n + j
-                                                            : j * k + i)];
+    const uint16_t want = src[static_cast<size_t>(
+        source == PackSource::kSame ? i * n + j : j * k + i)];
     if (got[static_cast<size_t>(to.Offset(k, n, i, j))] != want) return false;
   }
   return true;
@@ -58,9 +57,10 @@ int Main(int argc, char** argv) {
       Layout(Order::kRowMajor),
       Layout(Order::kColMajor),
   };
-  std::printf("packing a %lldx%lld bf16 B (%.0f MiB), median of 5, one thread\n",
-              static_cast<long long>(k), static_cast<long long>(n),
-              static_cast<double>(k * n * 2) / (1 << 20));
+  std::printf(
+      "packing a %lldx%lld bf16 B (%.0f MiB), median of 5, one thread\n",
+      static_cast<long long>(k), static_cast<long long>(n),
+      static_cast<double>(k * n * 2) / (1 << 20));
   int failures = 0;
   for (const Layout& to : layouts)
     for (PackSource source : {PackSource::kTransposed, PackSource::kSame}) {

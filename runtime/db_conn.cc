@@ -241,7 +241,7 @@ absl::StatusOr<DbConn::Version> DbConn::ReadVersion() {
   if (!format) return Version::kForeign;
   if (schema_ == kDbSchemaVersion) return Version::kCurrent;
   return schema_ >= 0 && schema_ < kDbSchemaVersion ? Version::kOlder
-                                                     : Version::kOther;
+                                                    : Version::kOther;
 }
 
 absl::StatusOr<DbConn::Version> DbConn::Migrate() {

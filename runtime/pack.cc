@@ -69,7 +69,8 @@ Plan MakePlan(const PackInput& in, const Layout& to, void* dst) {
   return p;
 }
 
-// --- Portable moves ------------------------------------------------------------
+// --- Portable moves
+// ------------------------------------------------------------
 
 inline void CopyUnit(char* d, const char* s, int64_t bytes) {
   switch (bytes) {  // fixed sizes: one load and one store each
@@ -89,8 +90,8 @@ inline void CopyUnit(char* d, const char* s, int64_t bytes) {
 
 // dst[r][c] = src[c][r] for r < nr, c < nc: source row c at s + c * ss, its
 // unit r at r * unit; destination row r at d + r * ds, unit c at c * unit.
-void TransposeScalar(const char* s, int64_t ss, char* d, int64_t ds,
-                     int64_t nr, int64_t nc, int64_t unit) {
+void TransposeScalar(const char* s, int64_t ss, char* d, int64_t ds, int64_t nr,
+                     int64_t nc, int64_t unit) {
   for (int64_t r = 0; r < nr; ++r)
     for (int64_t c = 0; c < nc; ++c)
       CopyUnit(d + r * ds + c * unit, s + c * ss + r * unit, unit);
@@ -109,7 +110,8 @@ void InterleaveScalar(const char* a, const char* b, char* d, int64_t n,
   }
 }
 
-// --- AVX2 moves ----------------------------------------------------------------
+// --- AVX2 moves
+// ----------------------------------------------------------------
 
 // 8 x 8 units of 4 bytes: source rows s + c * ss (c < 8) to destination rows
 // d + r * ds (r < 8). 8 loads, 24 shuffles, 8 stores.
@@ -120,12 +122,12 @@ __attribute__((target("avx2"))) inline void Transpose8x8x32(const char* s,
   for (int i = 0; i < 8; ++i)
     r[i] = _mm256_loadu_ps(reinterpret_cast<const float*>(s + i * ss));
   for (int i = 0; i < 8; i += 2) {
-    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);  // a0 b0 a1 b1 | a4 b4 a5 b5
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);      // a0 b0 a1 b1 | a4 b4 a5 b5
     t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);  // a2 b2 a3 b3 | a6 ..
   }
   for (int i = 0; i < 8; i += 4) {
-    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);      // a0 b0 c0 d0 | 4
-    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);  // 1 | 5
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);          // a0 b0 c0 d0 | 4
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);      // 1 | 5
     u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);  // 2 | 6
     u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);  // 3 | 7
   }
@@ -240,8 +242,8 @@ void PackTile(const Plan& p, int64_t q, int64_t r0, int64_t r1, int64_t c0,
     if (full > r0) {
       const char* s = p.Elem(r0 * p.g, j0 + c0);
       if (avx2)
-        TransposeAvx2(s, p.ld, drow(r0) + c0 * p.unit, row_bytes, full - r0,
-                      nc, p.unit);
+        TransposeAvx2(s, p.ld, drow(r0) + c0 * p.unit, row_bytes, full - r0, nc,
+                      p.unit);
       else
         TransposeScalar(s, p.ld, drow(r0) + c0 * p.unit, row_bytes, full - r0,
                         nc, p.unit);

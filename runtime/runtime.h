@@ -47,7 +47,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/impl.h"
+#include "core/log.h"
 #include "core/target.h"
+#include "jit/compile.h"
 #include "runtime/pack.h"
 #include "search/search.h"
 
@@ -74,7 +76,8 @@ class Kernel {
  public:
   Kernel(Spec spec, Target target, ImplPtr impl,
          std::unique_ptr<CompiledKernel> code, double synth_ms, double jit_ms,
-         int64_t specs_solved, KernelSource source, SharedPool pool = nullptr);
+         int64_t specs_solved, KernelSource source, SharedPool pool = nullptr,
+         ParallelRunner runner = {});
   ~Kernel();
 
   // operands[i] points at operand i (matmul: A, B, C), dense, in the Spec's
@@ -128,6 +131,9 @@ class Kernel {
   int64_t specs_solved_;
   KernelSource source_;
   SharedPool pool_;
+  ParallelRunner runner_;  // the engine's, when it gave one: used over pool_
+  // Runs task(i) for i < n on the runner, the pool or the calling thread.
+  void ForEach(size_t n, absl::FunctionRef<void(size_t)> task) const;
 };
 using KernelPtr = std::shared_ptr<const Kernel>;
 
@@ -156,9 +162,15 @@ struct RuntimeOptions {
   // else kDefaultDbMaxBytes (64 MiB).
   std::optional<int64_t> db_max_bytes;
   size_t cache_capacity = 1024;
-  // One line on stderr per kernel created (Spec, ISA, search ms, JIT us,
-  // source). Unset: on when AMARENA_VERBOSE is set and not "0".
-  std::optional<bool> verbose;
+  // Where warnings and info lines go (core/log.h): at verbosity 2, one line
+  // per kernel created (Spec, ISA, search ms, JIT us, source). Unset:
+  // DefaultLogger(), stderr at AMARENA_VERBOSE's verbosity.
+  std::optional<Logger> log;
+  // An engine's parallel-for: the kernels' parallel loops and weight packing
+  // run on it rather than on a pool of the runtime's own, and the target's
+  // workers say how many threads it runs tasks on. It must stay usable as
+  // long as any kernel of the runtime.
+  ParallelRunner parallel;
 };
 
 struct GetOptions {
@@ -240,6 +252,7 @@ class Runtime {
   // Stops background searches (deadline misses) and joins their threads.
   void StopBackground();
   void Log(const Kernel& k) const;
+  const Logger& log() const { return options_.log.value(); }
 
   absl::StatusOr<Target> target_;
   SharedPool pool_;  // null: serial
@@ -267,8 +280,7 @@ class Runtime {
   std::unique_ptr<Searcher> searcher_;
   std::atomic<bool> stopping_{false};  // cancels searches (destruction)
 
-  RuntimeOptions options_;
-  bool verbose_ = false;
+  RuntimeOptions options_;  // log always set
   std::once_flag db_once_;
   std::unique_ptr<SearchDb> db_;
 

@@ -71,18 +71,18 @@ std::string DefaultDbPath() {
   return "";
 }
 
-int64_t DbMaxBytesFromEnv() {
+int64_t DbMaxBytesFromEnv(const Logger& log) {
   const char* v = std::getenv("AMARENA_DB_MAX_MB");
   if (v == nullptr || *v == '\0') return kDefaultDbMaxBytes;
   if (absl::string_view(v) == "off") return 0;
   int64_t mb = 0;
   if (absl::SimpleAtoi(v, &mb) && mb >= 0 && mb <= (int64_t{1} << 20))
     return mb << 20;
-  std::fprintf(stderr,
-               "amarena: warning: cannot use AMARENA_DB_MAX_MB: its value is "
-               "'%s', must be a whole number of MiB up to 1048576, 0 or off; "
-               "using the default, %lld MiB\n",
-               v, static_cast<long long>(kDefaultDbMaxBytes >> 20));
+  log.Log(LogLevel::kWarning,
+          absl::StrCat("cannot use AMARENA_DB_MAX_MB: its value is '", v,
+                       "', must be a whole number of MiB up to 1048576, 0 or "
+                       "off; using the default, ",
+                       kDefaultDbMaxBytes >> 20, " MiB"));
   return kDefaultDbMaxBytes;
 }
 
@@ -95,11 +95,11 @@ absl::StatusOr<std::unique_ptr<SearchDb>> SearchDb::Open(
   AMARENA_ASSIGN_OR_RETURN(std::unique_ptr<DbConn> c, db->Connect());
   db->idle_.push_back(std::move(c));
   if (db->read_only_)
-    std::fprintf(stderr,
-                 "amarena: warning: search database %s is read-only; it is "
-                 "used for lookups only, and what is searched is not "
-                 "stored\n",
-                 path.c_str());
+    db->options_.log.Log(
+        LogLevel::kWarning,
+        absl::StrCat("search database ", path,
+                     " is read-only; it is used for lookups only, and what "
+                     "is searched is not stored"));
   return db;
 }
 
@@ -147,8 +147,7 @@ absl::StatusOr<std::unique_ptr<DbConn>> SearchDb::Connect() {
     } else if (*v == Version::kOther) {
       // A newer amarena's: its rows are no use here, and not ours to drop.
       return refuse(absl::StrCat(
-          "it has schema ",
-          c->schema() >= 0 ? absl::StrCat(c->schema()) : "?",
+          "it has schema ", c->schema() >= 0 ? absl::StrCat(c->schema()) : "?",
           ", must be ", kDbSchemaVersion,
           " or older (a newer amarena's file); it is left as it is"));
     } else if (*v == Version::kOlder && read_only_) {
@@ -175,7 +174,7 @@ absl::StatusOr<std::unique_ptr<DbConn>> SearchDb::Connect() {
           absl::StrCat("cannot use search database ", path_, ": it ", why,
                        "; it is ", read_only_ ? "read-only" : "a symbolic link",
                        ", so it is left as it is"));
-    if (!SetAside(path_, inode, why))
+    if (!SetAside(path_, inode, why, options_.log))
       return absl::FailedPreconditionError(
           absl::StrCat("cannot use search database ", path_, ": it ", why,
                        " and could not be set aside"));
@@ -268,9 +267,8 @@ void SearchDb::Recover(std::unique_ptr<DbConn> c) {
 void SearchDb::WarnOnce(std::atomic<bool>& said, const absl::Status& s,
                         absl::string_view consequence) {
   if (said.exchange(true)) return;
-  std::fprintf(stderr, "amarena: warning: %s; %.*s\n",
-               std::string(s.message()).c_str(),
-               static_cast<int>(consequence.size()), consequence.data());
+  options_.log.Log(LogLevel::kWarning,
+                   absl::StrCat(s.message(), "; ", consequence));
 }
 
 std::optional<SearchDb::Found> SearchDb::Find(const Target& target,

@@ -49,6 +49,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/impl.h"
+#include "core/log.h"
 #include "core/target.h"
 #include "runtime/db_conn.h"
 
@@ -61,6 +62,8 @@ struct DbOptions {
   // The file is kept under this many bytes by dropping the least recently
   // used table keys (0: no cap). See DbMaxBytesFromEnv.
   int64_t max_bytes = kDefaultDbMaxBytes;
+  // Where its warnings go (a file set aside, read-only, a store skipped).
+  Logger log = DefaultLogger();
 };
 
 struct DbStats {
@@ -196,9 +199,9 @@ std::string DbTargetKey(const Target& target);
 std::string DefaultDbPath();
 
 // The size cap: AMARENA_DB_MAX_MB (MiB; 0 or "off": none), else
-// kDefaultDbMaxBytes. A value that is neither warns on stderr and gives the
+// kDefaultDbMaxBytes. A value that is neither warns (to `log`) and gives the
 // default.
-int64_t DbMaxBytesFromEnv();
+int64_t DbMaxBytesFromEnv(const Logger& log = DefaultLogger());
 
 }  // namespace amarena
 

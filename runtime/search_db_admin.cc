@@ -123,10 +123,10 @@ absl::StatusOr<std::string> SearchDb::Check(const std::string& path) {
         " is intact but is another program's SQLite database (no amarena "
         "meta table); amarena leaves it alone"));
   if (v == DbConn::Version::kOther)
-    return absl::FailedPreconditionError(absl::StrCat(
-        "search database ", path, " is intact but has schema ", c->schema(),
-        ", newer than this amarena's ", kDbSchemaVersion,
-        "; amarena leaves it alone"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("search database ", path, " is intact but has schema ",
+                     c->schema(), ", newer than this amarena's ",
+                     kDbSchemaVersion, "; amarena leaves it alone"));
   if (v == DbConn::Version::kOlder)
     return absl::FailedPreconditionError(absl::StrCat(
         "search database ", path, " is intact but has schema ", c->schema(),

@@ -93,11 +93,12 @@ TEST(DbConnTest, VersionsAreToldApart) {
                         .c_str()),
             V::kForeign);
   auto schema = [&](const char* name, const char* value) {
-    return version(name, absl::StrCat(meta,
-                                      "INSERT INTO meta VALUES('format', "
-                                      "'amarena search database'), ('schema', '",
-                                      value, "'), ('generator', '999')")
-                             .c_str());
+    return version(name,
+                   absl::StrCat(meta,
+                                "INSERT INTO meta VALUES('format', "
+                                "'amarena search database'), ('schema', '",
+                                value, "'), ('generator', '999')")
+                       .c_str());
   };
   EXPECT_EQ(schema("old.db", "1"), V::kOlder);
   EXPECT_EQ(schema("new.db", "99"), V::kOther);

@@ -1,7 +1,7 @@
 // What the search database does with what it finds at its path: only an
 // SQLite file SQLite itself reports damaged, or an amarena database of a
-// schema too old to migrate, is ever set aside; anything else the user pointed at is
-// left exactly as it is, nothing hangs, and the kernel still runs.
+// schema too old to migrate, is ever set aside; anything else the user pointed
+// at is left exactly as it is, nothing hangs, and the kernel still runs.
 #include "runtime/db_file.h"
 
 #include <sqlite3.h>

@@ -78,10 +78,9 @@ void Backwards(size_t n, absl::FunctionRef<void(size_t)> task) {
 struct Shape {
   int64_t rows, cols;
 };
-constexpr Shape kShapes[] = {{1, 1},   {1, 7},    {7, 1},   {2, 3},
-                             {13, 7},  {7, 13},   {100, 37}, {37, 100},
-                             {64, 64}, {65, 129}, {130, 67}, {31, 211},
-                             {3, 300}, {257, 17}};
+constexpr Shape kShapes[] = {
+    {1, 1},    {1, 7},   {7, 1},    {2, 3},    {13, 7},   {7, 13},  {100, 37},
+    {37, 100}, {64, 64}, {65, 129}, {130, 67}, {31, 211}, {3, 300}, {257, 17}};
 
 TEST(PackTest, MatchesLayoutOffsetsForEveryLayoutAndSource) {
   const ParallelFor backwards = Backwards;
@@ -100,14 +99,18 @@ TEST(PackTest, MatchesLayoutOffsetsForEveryLayoutAndSource) {
             for (int mode = 0; mode < 3; ++mode) {
               // Poisoned, so that padding left unwritten shows.
               std::vector<uint8_t> got(want.size(), 0xAB);
-              PackMatrix({.rows = sh.rows, .cols = sh.cols, .es = es,
-                          .src = src.data(), .source = source, .src_ld = ld},
+              PackMatrix({.rows = sh.rows,
+                          .cols = sh.cols,
+                          .es = es,
+                          .src = src.data(),
+                          .source = source,
+                          .src_ld = ld},
                          to, got.data(), mode == 2 ? &backwards : nullptr,
                          /*vectorized=*/mode != 1);
               ASSERT_TRUE(got == want)
-                  << "layout '" << to.Text() << "' es=" << es << " "
-                  << sh.rows << "x" << sh.cols << " source="
-                  << (source == PackSource::kSame ? "KxN" : "NxK")
+                  << "layout '" << to.Text() << "' es=" << es << " " << sh.rows
+                  << "x" << sh.cols
+                  << " source=" << (source == PackSource::kSame ? "KxN" : "NxK")
                   << " ld=" << ld << " mode=" << mode;
               ++checked;
             }
@@ -126,11 +129,13 @@ TEST(PackTest, MatchesRelayoutFromDenseRowMajor) {
           static_cast<size_t>(to.StoredElements(sh.rows, sh.cols) * 2));
       Relayout(sh.rows, sh.cols, 2, Layout(), src.data(), to, want.data());
       std::vector<uint8_t> got(want.size(), 0xAB);
-      PackMatrix({.rows = sh.rows, .cols = sh.cols, .es = 2, .src = src.data(),
+      PackMatrix({.rows = sh.rows,
+                  .cols = sh.cols,
+                  .es = 2,
+                  .src = src.data(),
                   .src_ld = sh.cols},
                  to, got.data());
-      EXPECT_TRUE(got == want) << to.Text() << " " << sh.rows << "x"
-                               << sh.cols;
+      EXPECT_TRUE(got == want) << to.Text() << " " << sh.rows << "x" << sh.cols;
     }
 }
 
@@ -149,8 +154,8 @@ class PackKernelTest : public ::testing::Test {
 TEST_F(PackKernelTest, KernelRunsOnWeightsPackedFromTransposedSource) {
   for (const char* text :
        {"matmul 7x13x40 f32 b=p32", "matmul 5x37x70 bf16*bf16->f32 b=p32x2",
-        "matmul 3x100x130 bf16*bf16->f32 b=p16x2s2",
-        "matmul 9x17x23 f32 b=col", "matmul 1x64x96 f32 b=p16s4"}) {
+        "matmul 3x100x130 bf16*bf16->f32 b=p16x2s2", "matmul 9x17x23 f32 b=col",
+        "matmul 1x64x96 f32 b=p16s4"}) {
     SCOPED_TRACE(text);
     amarena_kernel* k = nullptr;
     ASSERT_EQ(amarena_kernel_get(rt_, text, &k), AMARENA_OK)
@@ -197,8 +202,7 @@ TEST_F(PackKernelTest, KernelRunsOnWeightsPackedFromTransposedSource) {
 
 TEST_F(PackKernelTest, RefusesBadArgumentsByName) {
   amarena_kernel* k = nullptr;
-  ASSERT_EQ(amarena_kernel_get(rt_, "matmul 3x4x40 f32 b=p32", &k),
-            AMARENA_OK);
+  ASSERT_EQ(amarena_kernel_get(rt_, "matmul 3x4x40 f32 b=p32", &k), AMARENA_OK);
   const size_t need = amarena_kernel_b_bytes(k);
   std::vector<float> src(4 * 40 + 400), out(need / sizeof(float));
   auto expect_error = [&](amarena_status s, const char* words) {

@@ -330,8 +330,7 @@ TEST(SearchDbTest, OlderSchemasAreMigratedNewerOnesLeftAlone) {
   std::string db = dir.path() + "/a.db";
   Spec spec = *ParseSpec("matmul 20x30x40 f32");
   { ASSERT_TRUE(Runtime(HostTarget(), WithDb(db)).Get(spec).ok()); }
-  Sql(db,
-      "DROP TABLE used; UPDATE meta SET value = '1' WHERE name = 'schema'");
+  Sql(db, "DROP TABLE used; UPDATE meta SET value = '1' WHERE name = 'schema'");
   {
     Runtime rt(HostTarget(), WithDb(db));
     ASSERT_NE(rt.db(), nullptr);
