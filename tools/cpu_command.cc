@@ -17,10 +17,14 @@ int CpuCommand(bool json) {
   absl::StatusOr<Target> t = TargetFor(f);
   std::printf("cpu:       %s\n", f.brand.c_str());
   std::printf("features:  %s\n", f.FeatureList().c_str());
-  std::printf("caches:    L1d %lld KiB, L2 %lld KiB, L3 %lld KiB\n",
-              static_cast<long long>(f.l1d_bytes / 1024),
-              static_cast<long long>(f.l2_bytes / 1024),
-              static_cast<long long>(f.l3_bytes / 1024));
+  std::printf(
+      "caches:    L1d %lld KiB, L2 %lld KiB, L3 %lld KiB per core "
+      "(L2 %lld KiB, L3 %lld KiB in all)\n",
+      static_cast<long long>(f.l1d_bytes / 1024),
+      static_cast<long long>(f.l2_bytes / 1024),
+      static_cast<long long>(f.l3_bytes / 1024),
+      static_cast<long long>(f.l2_total_bytes / 1024),
+      static_cast<long long>(f.l3_total_bytes / 1024));
   std::printf("target:    %s\n",
               t.ok() ? t->Fingerprint().c_str()
                      : std::string(t.status().message()).c_str());
@@ -34,6 +38,8 @@ int CpuCommand(bool json) {
     j.Add("l1d_bytes", f.l1d_bytes);
     j.Add("l2_bytes", f.l2_bytes);
     j.Add("l3_bytes", f.l3_bytes);
+    j.Add("l2_total_bytes", f.l2_total_bytes);
+    j.Add("l3_total_bytes", f.l3_total_bytes);
     j.Add("supported", t.ok());
     j.Add("peak_gflops_ymm", ymm.gflops);
     j.Add("peak_gflops_zmm", zmm.available ? zmm.gflops : 0.0);
