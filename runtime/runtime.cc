@@ -213,6 +213,8 @@ SearchDb* Runtime::db() {
 absl::StatusOr<KernelPtr> Runtime::Get(absl::string_view spec_text,
                                        const GetOptions& options) {
   AMARENA_ASSIGN_OR_RETURN(SpecRequest r, ParseRequest(spec_text));
+  if (r.b_any && r.m_lo != 0)
+    return GetWithWeightLayout(r.spec, r.m_lo, r.m_hi, options);
   return r.b_any ? GetWithWeightLayout(r.spec, options) : Get(r.spec, options);
 }
 
@@ -244,6 +246,21 @@ absl::StatusOr<KernelPtr> Runtime::GetWithWeightLayout(
   for (auto& [s, k] : made)
     if (s == choice.spec) return k;
   return absl::InternalError("the chosen layout's kernel is missing");
+}
+
+absl::StatusOr<KernelPtr> Runtime::GetWithWeightLayout(
+    const Spec& spec, int64_t m_lo, int64_t m_hi, const GetOptions& options) {
+  if (!target_.ok()) return target_.status();
+  AMARENA_RETURN_IF_ERROR(CheckSupported(spec, *target_));
+  AMARENA_ASSIGN_OR_RETURN(
+      WeightLayoutRangeChoice choice,
+      ChooseWeightLayoutOverM(spec, *target_, m_lo, m_hi,
+                              [&](const Spec& s) -> absl::StatusOr<int64_t> {
+                                absl::StatusOr<KernelPtr> k = Get(s, options);
+                                AMARENA_RETURN_IF_ERROR(k.status());
+                                return (*k)->impl().cost.main;
+                              }));
+  return Get(choice.at_m.spec, options);  // made above: a cache hit
 }
 
 absl::StatusOr<KernelPtr> Runtime::GetScheduled(absl::string_view spec_text,

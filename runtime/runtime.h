@@ -216,6 +216,14 @@ class Runtime {
   // in another process, costs cache or database lookups, not searches.
   absl::StatusOr<KernelPtr> GetWithWeightLayout(const Spec& spec,
                                                 const GetOptions& options = {});
+  // The same with one layout for every M in [m_lo, m_hi] (`b=any m=LO..HI`,
+  // search/weight_layout.h ChooseWeightLayoutOverM): the kernel is for
+  // `spec`'s M; kernels for other M of the range ask for the layout its
+  // spec() names. Costs a kernel per candidate per M sampled, each cached
+  // and stored like any other.
+  absl::StatusOr<KernelPtr> GetWithWeightLayout(const Spec& spec, int64_t m_lo,
+                                                int64_t m_hi,
+                                                const GetOptions& options = {});
 
   // A kernel for the tree that `decisions` (EncodeDecisions' text, as
   // `amarena explain` prints it after "schedule:") describes for `spec`,
