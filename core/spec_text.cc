@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -461,7 +462,25 @@ absl::StatusOr<SpecRequest> ParseRequest(absl::string_view text) {
     return error(
         "option ldb is for a plain B, must not be given with b=any (B's "
         "layout is chosen: dense, packed or column-major)");
+  int64_t m_lo = 0, m_hi = 0;
+  const auto range = std::find_if(toks.begin(), toks.end(), [](auto t) {
+    return absl::StartsWith(t, "m=");
+  });
+  if (range != toks.end()) {
+    absl::string_view r = range->substr(2);
+    const size_t dots = r.find("..");
+    if (dots == absl::string_view::npos ||
+        !absl::SimpleAtoi(r.substr(0, dots), &m_lo) ||
+        !absl::SimpleAtoi(r.substr(dots + 2), &m_hi) || m_lo < 1 ||
+        m_hi < m_lo || m_hi > (int64_t{1} << 30))
+      return error(absl::StrCat("m range is '", r,
+                                "', must be LO..HI with 1 <= LO <= HI"));
+    toks.erase(range);
+  }
   AMARENA_ASSIGN_OR_RETURN(Spec s, ParseSpec(absl::StrJoin(toks, " ")));
+  if (m_lo != 0 && (s.m < m_lo || s.m > m_hi))
+    return error(absl::StrCat("m range is ", m_lo, "..", m_hi,
+                              ", must contain the Spec's M (", s.m, ")"));
   if (!s.IsMatmul())
     return error("option b=any is for a matmul's B, must not be given here");
   if (std::any_of(toks.begin(), toks.end(), [](absl::string_view t) {
@@ -470,7 +489,7 @@ absl::StatusOr<SpecRequest> ParseRequest(absl::string_view text) {
     return error(
         "operand b has b=any and other properties, must be b=any "
         "alone (B in gl, its layout chosen)");
-  return SpecRequest{s, true};
+  return SpecRequest{s, true, m_lo, m_hi};
 }
 
 }  // namespace amarena

@@ -55,10 +55,13 @@ absl::StatusOr<Spec> ParseSpec(absl::string_view text);
 // to amarena with the option `b=any` (weights laid out once, ahead of the
 // calls, in whatever layout makes the fastest kernel, as oneDNN's
 // format_tag::any): `spec` then has B plain row-major in GL and `b_any` is
-// set (search/weight_layout.h chooses).
+// set (search/weight_layout.h chooses). With b=any, `m=LO..HI` asks for one
+// layout that serves every M in the range (decode and prefill sharing one
+// packed copy); the Spec's own M must lie in it.
 struct SpecRequest {
   Spec spec;
   bool b_any = false;
+  int64_t m_lo = 0, m_hi = 0;  // 0: the Spec's M alone
 };
 absl::StatusOr<SpecRequest> ParseRequest(absl::string_view text);
 

@@ -60,6 +60,22 @@ int64_t CompiledKernel::RunTile(void* const* operands, size_t tile) const {
 
 absl::Status CompiledKernel::Run(void* const* operands,
                                  pthreadpool_t pool) const {
+  if (pool == nullptr) return Run(operands, ParallelRunner{});
+  // No pthreadpool flags: PTHREADPOOL_FLAG_DISABLE_DENORMALS would flush
+  // subnormals on every thread, and only the caller's MXCSR decides that.
+  return Run(operands,
+             ParallelRunner{.parallel_for =
+                                [](void* p, void (*task)(void*, size_t),
+                                   void* task_ctx, size_t n) {
+                                  pthreadpool_parallelize_1d(
+                                      static_cast<pthreadpool_t>(p), task,
+                                      task_ctx, n, /*flags=*/0);
+                                },
+                            .ctx = pool});
+}
+
+absl::Status CompiledKernel::Run(void* const* operands,
+                                 const ParallelRunner& runner) const {
   if (tasks_.empty()) {
     if (RunSerial(operands)) return absl::OkStatus();
     return ScratchExhausted(name_, scratch_bytes_);
@@ -73,24 +89,23 @@ absl::Status CompiledKernel::Run(void* const* operands,
     std::atomic<int64_t> failed{0};
   } ctx{this, operands, _mm_getcsr()};
   size_t tiles = static_cast<size_t>(full_tiles_) + (tasks_.size() - 1);
-  // No pthreadpool flags: PTHREADPOOL_FLAG_DISABLE_DENORMALS would flush
-  // subnormals on every thread, and only the caller's MXCSR decides that.
-  pthreadpool_parallelize_1d(
-      pool,
-      [](void* c, size_t i) {
-        auto* ctx = static_cast<Ctx*>(c);
-        // The run has failed: its output is not worth finishing.
-        if (ctx->failed.load(std::memory_order_relaxed) != 0) return;
-        const uint32_t own = _mm_getcsr();
-        const bool switch_csr = ((own ^ ctx->mxcsr) & ~kMxcsrFlags) != 0;
-        if (switch_csr) _mm_setcsr(ctx->mxcsr);
-        int64_t failed = ctx->k->RunTile(ctx->operands, i);
-        if (switch_csr) _mm_setcsr(own);
-        if (failed != 0) ctx->failed.store(failed, std::memory_order_relaxed);
-      },
-      &ctx, tiles, /*flags=*/0);
-  // pthreadpool_parallelize_1d returns after every task has: `failed` is
-  // final.
+  void (*tile)(void*, size_t) = [](void* c, size_t i) {
+    auto* ctx = static_cast<Ctx*>(c);
+    // The run has failed: its output is not worth finishing.
+    if (ctx->failed.load(std::memory_order_relaxed) != 0) return;
+    const uint32_t own = _mm_getcsr();
+    const bool switch_csr = ((own ^ ctx->mxcsr) & ~kMxcsrFlags) != 0;
+    if (switch_csr) _mm_setcsr(ctx->mxcsr);
+    int64_t failed = ctx->k->RunTile(ctx->operands, i);
+    if (switch_csr) _mm_setcsr(own);
+    if (failed != 0) ctx->failed.store(failed, std::memory_order_relaxed);
+  };
+  if (runner.parallel_for != nullptr) {
+    runner.parallel_for(runner.ctx, tile, &ctx, tiles);
+  } else {
+    for (size_t i = 0; i < tiles; ++i) tile(&ctx, i);
+  }
+  // The parallel-for returns after every task has: `failed` is final.
   if (int64_t failed = ctx.failed.load(std::memory_order_relaxed))
     return ScratchExhausted(name_, failed);
   return absl::OkStatus();

@@ -29,6 +29,16 @@ namespace amarena {
 
 struct CompileOptions;
 
+// An engine's own way to run a parallel loop: parallel_for(ctx, task,
+// task_ctx, n) calls task(task_ctx, i) once for every i < n, on whatever
+// threads it likes, and returns when all have returned (the C API's
+// amarena_runtime_options.parallel_for).
+struct ParallelRunner {
+  void (*parallel_for)(void* ctx, void (*task)(void* task_ctx, size_t i),
+                       void* task_ctx, size_t n) = nullptr;
+  void* ctx = nullptr;
+};
+
 class CompiledKernel {
  public:
   using Fn = void (*)(void* const* operands);
@@ -48,6 +58,9 @@ class CompiledKernel {
   // other threads are not reported back. A scratch allocation failing on any
   // thread skips the tiles not yet started and returns ResourceExhausted.
   absl::Status Run(void* const* operands, pthreadpool_t pool) const;
+  // The same on an engine's parallel-for (`runner.parallel_for` null: the
+  // calling thread).
+  absl::Status Run(void* const* operands, const ParallelRunner& runner) const;
   // Bytes of scratch the kernel needs (0 if it packs nothing).
   int64_t scratch_bytes() const { return scratch_bytes_; }
   // A parallel kernel's code is its tasks' (code() of a task kernel).

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "core/log.h"
 
 namespace amarena::jit {
 namespace {
@@ -25,10 +26,9 @@ const Config& GetConfig() {
       if (std::strcmp(profile, "perf") == 0) {
         c.perf_map = true;
       } else {
-        std::fprintf(stderr,
-                     "amarena: AMARENA_JIT_PROFILE is '%s', must be perf; "
-                     "ignored\n",
-                     profile);
+        DefaultLogger().Log(LogLevel::kWarning,
+                            absl::StrCat("AMARENA_JIT_PROFILE is '", profile,
+                                         "', must be perf; ignored"));
       }
     }
     const char* dump = std::getenv("AMARENA_JIT_DUMP");
@@ -56,8 +56,9 @@ void PublishCode(const std::string& name, const void* code, size_t size) {
       std::fclose(f);
     } else if (!warned) {
       warned = true;
-      std::fprintf(stderr, "amarena: cannot append to %s: %s\n", path.c_str(),
-                   std::strerror(errno));
+      DefaultLogger().Log(
+          LogLevel::kWarning,
+          absl::StrCat("cannot append to ", path, ": ", std::strerror(errno)));
     }
   }
   if (!c.dump_dir.empty()) {
@@ -69,8 +70,9 @@ void PublishCode(const std::string& name, const void* code, size_t size) {
       std::fclose(f);
     } else if (!warned) {
       warned = true;
-      std::fprintf(stderr, "amarena: cannot write %s: %s\n", path.c_str(),
-                   std::strerror(errno));
+      DefaultLogger().Log(
+          LogLevel::kWarning,
+          absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
     }
   }
 }

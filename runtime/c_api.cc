@@ -7,10 +7,12 @@
 #include <exception>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "amarena/amarena.h"
+#include "core/log.h"
 #include "core/reference.h"
 #include "core/spec_text.h"
 #include "runtime/host.h"
@@ -126,26 +128,97 @@ amarena_status GetKernel(const char* fn, amarena_runtime* rt, const char* spec,
 
 }  // namespace
 
+namespace {
+
+// amarena_runtime_create and _with_options.
+amarena_status CreateRuntime(const char* fn,
+                             const amarena_runtime_options* given,
+                             amarena_runtime** out) {
+  auto bad = [&](auto&&... what) {
+    return Fail(AMARENA_INVALID_ARGUMENT, absl::StrCat(fn, ": ", what...));
+  };
+  if (out == nullptr) return bad("out is null, must point at a runtime*");
+  *out = nullptr;
+  if (given == nullptr)
+    return bad("options is null, must point at amarena_runtime_options");
+  if (given->struct_size < sizeof(amarena_runtime_options))
+    return bad("options->struct_size is ", given->struct_size,
+               ", must be at least ", sizeof(amarena_runtime_options),
+               " (fill it with amarena_runtime_options_init)");
+  // A newer caller's struct is longer: the fields this library knows are
+  // its first ones.
+  const amarena_runtime_options& o = *given;
+  if (o.threads < 0 || o.threads > 1024)
+    return bad("threads is ", o.threads, ", must be 0 (default) to 1024");
+  if (o.parallel_for != nullptr && o.threads == 0)
+    return bad(
+        "threads is 0 with a parallel_for, must be how many threads it runs "
+        "tasks on (1 to 1024)");
+  if (o.verbosity < -1 || o.verbosity > 2)
+    return bad("verbosity is ", o.verbosity,
+               ", must be -1 (AMARENA_VERBOSE), 0, 1 or 2");
+  std::optional<amarena::Isa> max_isa;
+  const absl::string_view isa = o.max_isa != nullptr ? o.max_isa : "";
+  if (isa == "avx2") {
+    max_isa = amarena::Isa::kAvx2;
+  } else if (isa == "avx512") {
+    max_isa = amarena::Isa::kAvx512;
+  } else if (!isa.empty()) {
+    return bad("max_isa is '", isa, "', must be \"avx2\", \"avx512\" or NULL");
+  } else {
+    absl::StatusOr<std::optional<amarena::Isa>> env = amarena::MaxIsaFromEnv();
+    if (!env.ok()) return FromStatus(env.status());
+    max_isa = *env;
+  }
+  absl::StatusOr<amarena::Target> target =
+      amarena::TargetFor(amarena::DetectCpu(), max_isa);
+  if (!target.ok()) return FromStatus(target.status());
+  if (o.threads > 0) {
+    target->workers = o.threads;
+  } else {
+    absl::StatusOr<int> threads = amarena::ThreadsFromEnv();
+    if (!threads.ok()) return FromStatus(threads.status());
+    target->workers = *threads;
+  }
+  amarena::RuntimeOptions ro;
+  if (o.db != nullptr) ro.db = o.db;
+  amarena::Logger log = amarena::DefaultLogger();
+  if (o.verbosity >= 0) log.verbosity = o.verbosity;
+  log.sink = o.log;
+  log.ctx = o.log_ctx;
+  ro.log = log;
+  ro.parallel = {.parallel_for = o.parallel_for, .ctx = o.parallel_for_ctx};
+  *out = new amarena_runtime{
+      std::make_unique<amarena::Runtime>(*target, std::move(ro))};
+  return AMARENA_OK;
+}
+
+}  // namespace
+
 extern "C" {
 
 const char* amarena_last_error(void) { return last_error.c_str(); }
 
+void amarena_runtime_options_init(amarena_runtime_options* options) {
+  if (options == nullptr) return;
+  *options = amarena_runtime_options{};
+  options->struct_size = sizeof(amarena_runtime_options);
+  options->verbosity = -1;
+}
+
+amarena_status amarena_runtime_create_with_options(
+    const amarena_runtime_options* options, amarena_runtime** out) {
+  return Guard("amarena_runtime_create_with_options", [&]() -> amarena_status {
+    return CreateRuntime("amarena_runtime_create_with_options", options, out);
+  });
+}
+
 amarena_status amarena_runtime_create(int threads, amarena_runtime** out) {
   return Guard("amarena_runtime_create", [&]() -> amarena_status {
-    if (out == nullptr)
-      return Fail(AMARENA_INVALID_ARGUMENT,
-                  "amarena_runtime_create: out is null, must point at a "
-                  "runtime*");
-    *out = nullptr;
-    if (threads < 0 || threads > 1024)
-      return Fail(AMARENA_INVALID_ARGUMENT,
-                  absl::StrCat("amarena_runtime_create: threads is ", threads,
-                               ", must be 0 (default) to 1024"));
-    absl::StatusOr<amarena::Target> target = amarena::HostTarget();
-    if (!target.ok()) return FromStatus(target.status());
-    if (threads > 0) target->workers = threads;
-    *out = new amarena_runtime{std::make_unique<amarena::Runtime>(*target)};
-    return AMARENA_OK;
+    amarena_runtime_options o;
+    amarena_runtime_options_init(&o);
+    o.threads = threads;
+    return CreateRuntime("amarena_runtime_create", &o, out);
   });
 }
 
@@ -253,30 +326,40 @@ size_t amarena_kernel_b_bytes(const amarena_kernel* k) {
   return amarena_kernel_operand_bytes(k, 1);
 }
 
+amarena_status amarena_kernel_pack_b_from(const amarena_kernel* k,
+                                          const void* src,
+                                          amarena_b_source source,
+                                          size_t src_ld, void* out,
+                                          size_t out_bytes) {
+  return Guard("amarena_kernel_pack_b_from", [&]() -> amarena_status {
+    if (k == nullptr)
+      return Fail(AMARENA_INVALID_ARGUMENT,
+                  "amarena_kernel_pack_b_from: kernel is null");
+    if (source != AMARENA_B_KXN && source != AMARENA_B_NXK)
+      return Fail(AMARENA_INVALID_ARGUMENT,
+                  absl::StrCat("amarena_kernel_pack_b_from: source is ",
+                               static_cast<int>(source),
+                               ", must be AMARENA_B_KXN or AMARENA_B_NXK"));
+    const int64_t ld =
+        static_cast<int64_t>(std::min<size_t>(src_ld, size_t{INT64_MAX}));
+    return FromStatus(k->kernel->PackB(src,
+                                       source == AMARENA_B_KXN
+                                           ? amarena::PackSource::kSame
+                                           : amarena::PackSource::kTransposed,
+                                       ld, out, out_bytes));
+  });
+}
+
 amarena_status amarena_kernel_pack_b(const amarena_kernel* k, const void* b,
                                      void* out, size_t out_bytes) {
   return Guard("amarena_kernel_pack_b", [&]() -> amarena_status {
     if (k == nullptr)
       return Fail(AMARENA_INVALID_ARGUMENT,
                   "amarena_kernel_pack_b: kernel is null");
-    if (!k->kernel->spec().IsMatmul())
-      return Fail(AMARENA_INVALID_ARGUMENT,
-                  absl::StrCat("amarena_kernel_pack_b: kernel for ",
-                               k->spec_text, " has no B, must be a matmul"));
-    if (b == nullptr || out == nullptr)
-      return Fail(AMARENA_INVALID_ARGUMENT,
-                  absl::StrCat("amarena_kernel_pack_b: ",
-                               b == nullptr ? "b" : "out", " is null"));
-    const size_t need = amarena_kernel_b_bytes(k);
-    if (out_bytes < need)
-      return Fail(AMARENA_INVALID_ARGUMENT,
-                  absl::StrCat("amarena_kernel_pack_b: out has ", out_bytes,
-                               " bytes, must have at least ", need));
-    const amarena::TensorSpec to = k->kernel->spec().Operand(1);
-    amarena::TensorSpec from = to;
-    from.aux = amarena::TensorAux{.dtype = to.aux.dtype};  // plain row-major
-    amarena::Relayout(from, b, to, out);
-    return AMARENA_OK;
+    const int64_t n =
+        k->kernel->spec().IsMatmul() ? k->kernel->spec().Operand(1).cols : 0;
+    return FromStatus(
+        k->kernel->PackB(b, amarena::PackSource::kSame, n, out, out_bytes));
   });
 }
 

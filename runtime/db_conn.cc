@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "runtime/db_file.h"
@@ -19,9 +20,12 @@ constexpr absl::string_view kFormat = "amarena search database";
 // Incremental auto-vacuum: rows pruned to keep the file under its cap give
 // their pages back to the file system (PRAGMA incremental_vacuum), which a
 // database made without it cannot do short of a full VACUUM.
-constexpr const char* kSchema = R"sql(
-CREATE TABLE meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE results(
+constexpr const char* kMetaTable =
+    "CREATE TABLE meta(name TEXT PRIMARY KEY, value TEXT NOT NULL);";
+// The tables after meta. IF NOT EXISTS, so that a migration may make those
+// an older schema lacks with the same text.
+constexpr const char* kTables = R"sql(
+CREATE TABLE IF NOT EXISTS results(
   target TEXT NOT NULL,
   spec TEXT NOT NULL,
   vrf_lo INTEGER NOT NULL, gpr_lo INTEGER NOT NULL, l1_lo INTEGER NOT NULL,
@@ -32,13 +36,19 @@ CREATE TABLE results(
   cost INTEGER NOT NULL,
   UNIQUE(target, spec, vrf_lo, gpr_lo, l1_lo, l2_lo, l3_lo,
          vrf_hi, gpr_hi, l1_hi, l2_hi, l3_hi));
-CREATE TABLE used(  -- when a key was last stored or found, for the cap
+CREATE TABLE IF NOT EXISTS used(  -- when a key was last stored or found
   target TEXT NOT NULL,
   spec TEXT NOT NULL,
   last_used INTEGER NOT NULL,  -- milliseconds since the epoch
   PRIMARY KEY(target, spec)) WITHOUT ROWID;
-CREATE INDEX used_by_age ON used(last_used);
+CREATE INDEX IF NOT EXISTS used_by_age ON used(last_used);
 )sql";
+
+// The oldest schema Migrate brings up to date. Schema 1 had meta and
+// results as they are now; 2 added `used` (for the size cap), which kTables
+// makes. (Schema 1 files keep the auto-vacuum mode they were made with: a
+// prune frees pages inside the file but cannot give them back.)
+constexpr int kOldestMigratable = 1;
 
 constexpr const char* kFind = R"sql(
 SELECT r.rowid, r.decisions, r.cost, u.last_used FROM results r
@@ -78,6 +88,9 @@ constexpr const char* kDropResults =
 constexpr const char* kDropUse =
     "DELETE FROM used WHERE target = ?1 AND spec = ?2";
 
+// What a new file's meta says. "generator" names the version that made the
+// file, for people reading it; rows of every generator version live side by
+// side (SearchDb keys them by it), so reading ignores it.
 std::string Meta(absl::string_view name) {
   if (name == "format") return std::string(kFormat);
   if (name == "schema") return absl::StrCat(kDbSchemaVersion);
@@ -217,20 +230,34 @@ absl::StatusOr<DbConn::Version> DbConn::ReadVersion() {
     return tables == 0 ? Version::kEmpty : Version::kForeign;
   }
   if (rc != SQLITE_OK) return Fail(rc, "read the version of");
-  int rows = 0, matching = 0;
   bool format = false;
+  schema_ = -1;
   while ((rc = q.Next()) == SQLITE_ROW) {
-    ++rows;
     std::string name = q.Text(0), value = q.Text(1);
     if (name == "format" && value == kFormat) format = true;
-    for (absl::string_view n : kMetaNames)
-      if (name == n && value == Meta(n)) ++matching;
+    if (name == "schema" && !absl::SimpleAtoi(value, &schema_)) schema_ = -1;
   }
   if (rc != SQLITE_DONE) return Fail(rc, "read the version of");
   if (!format) return Version::kForeign;
-  return rows == matching && rows == static_cast<int>(std::size(kMetaNames))
-             ? Version::kCurrent
-             : Version::kOther;
+  if (schema_ == kDbSchemaVersion) return Version::kCurrent;
+  return schema_ >= 0 && schema_ < kDbSchemaVersion ? Version::kOlder
+                                                    : Version::kOther;
+}
+
+absl::StatusOr<DbConn::Version> DbConn::Migrate() {
+  AMARENA_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "lock (to migrate)"));
+  absl::StatusOr<Version> v = ReadVersion();  // again, with the lock held
+  if (v.ok() && *v == Version::kOlder && schema_ >= kOldestMigratable) {
+    std::string sql =
+        absl::StrCat(kTables, "UPDATE meta SET value = '", kDbSchemaVersion,
+                     "' WHERE name = 'schema'; COMMIT;");
+    absl::Status made = Exec(sql.c_str(), "migrate");
+    if (made.ok()) schema_ = kDbSchemaVersion;
+    v = made.ok() ? absl::StatusOr<Version>(Version::kCurrent) : made;
+  }
+  if (sqlite3_get_autocommit(db_) == 0)
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  return v;
 }
 
 absl::StatusOr<DbConn::Version> DbConn::CreateSchema() {
@@ -243,7 +270,7 @@ absl::StatusOr<DbConn::Version> DbConn::CreateSchema() {
   absl::StatusOr<Version> v = ReadVersion();  // again, with the lock held
   if (v.ok() && *v == Version::kEmpty) {
     std::string create =
-        absl::StrCat(kSchema, kPricesSchema, "INSERT INTO meta VALUES");
+        absl::StrCat(kMetaTable, kTables, kPricesSchema, "INSERT INTO meta VALUES");
     for (absl::string_view n : kMetaNames)
       absl::StrAppend(&create, n == kMetaNames[0] ? "" : ",", "('", n, "','",
                       Meta(n), "')");

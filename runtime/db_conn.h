@@ -86,13 +86,22 @@ class DbConn {
   void WaitUntil(Clock::time_point deadline) { deadline_ = deadline; }
   void WaitFor(Clock::duration d) { deadline_ = Clock::now() + d; }
 
+  // Rows of every generator and cost-model version share a file (their
+  // target key says which), so only the schema decides.
   enum class Version {
-    kCurrent,  // an amarena database of this schema and generator
-    kOther,    // an amarena database of another version
+    kCurrent,  // an amarena database of this schema
+    kOlder,    // of an older schema (schema() says which): for Migrate
+    kOther,    // of a newer schema, or one that is not a number
     kForeign,  // an SQLite database of another program
     kEmpty,    // no tables at all: ours to fill
   };
   absl::StatusOr<Version> ReadVersion();
+  // The schema the last ReadVersion found (-1: none, or not a number).
+  int schema() const { return schema_; }
+  // Brings a kOlder file to this schema in one transaction, rows kept;
+  // returns what the file is afterwards (still kOlder: its schema is older
+  // than any this version can migrate).
+  absl::StatusOr<Version> Migrate();
   // Makes the schema in an empty database, in one transaction (so no other
   // process ever sees half of it); returns what the file is afterwards.
   absl::StatusOr<Version> CreateSchema();
@@ -147,6 +156,7 @@ class DbConn {
   ino_t inode_ = 0;
   Clock::time_point deadline_{};
   int wal_frames_ = 0;
+  int schema_ = -1;
 };
 
 }  // namespace amarena

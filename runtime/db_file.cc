@@ -199,12 +199,12 @@ ino_t InodeOf(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
 }
 
-bool SetAside(const std::string& path, ino_t inode, absl::string_view why) {
+bool SetAside(const std::string& path, ino_t inode, absl::string_view why,
+              const Logger& log) {
   SetAsideLock lock(path);
   auto say = [&](const std::string& what) {
-    std::fprintf(stderr, "amarena: warning: search database %s %.*s; %s\n",
-                 path.c_str(), static_cast<int>(why.size()), why.data(),
-                 what.c_str());
+    log.Log(LogLevel::kWarning,
+            absl::StrCat("search database ", path, " ", why, "; ", what));
   };
   if (!lock.held()) {
     say(absl::StrCat("cannot lock ", path,

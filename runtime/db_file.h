@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "core/log.h"
 
 namespace amarena {
 
@@ -45,13 +46,14 @@ PathProbe ProbePath(const std::string& path);
 ino_t InodeOf(const std::string& path);
 
 // Renames the file at `path` (and its -wal and -shm) to
-// PATH.bad-<time>-<pid>-<n> and says so on stderr, giving `why` -- but only
+// PATH.bad-<time>-<pid>-<n> and says so to `log`, giving `why` -- but only
 // if it is still the file that was found bad (`inode`), a regular file (not
 // a link) that begins with SQLite's magic string: another process may have
 // replaced it meanwhile. Then deletes all but the newest kKeepSetAside files
 // set aside at `path`. Returns whether the file is gone from `path`.
 inline constexpr int kKeepSetAside = 2;
-bool SetAside(const std::string& path, ino_t inode, absl::string_view why);
+bool SetAside(const std::string& path, ino_t inode, absl::string_view why,
+              const Logger& log = DefaultLogger());
 
 }  // namespace amarena
 

@@ -38,7 +38,7 @@ absl::string_view Name(KernelSource s) {
 Kernel::Kernel(Spec spec, Target target, ImplPtr impl,
                std::unique_ptr<CompiledKernel> code, double synth_ms,
                double jit_ms, int64_t specs_solved, KernelSource source,
-               SharedPool pool)
+               SharedPool pool, ParallelRunner runner)
     : spec_(std::move(spec)),
       target_(target),
       impl_(std::move(impl)),
@@ -47,12 +47,26 @@ Kernel::Kernel(Spec spec, Target target, ImplPtr impl,
       jit_ms_(jit_ms),
       specs_solved_(specs_solved),
       source_(source),
-      pool_(std::move(pool)) {}
+      pool_(std::move(pool)),
+      runner_(runner) {}
 
 Kernel::~Kernel() = default;
 
 absl::Status Kernel::Run(void* const* operands) const {
+  if (runner_.parallel_for != nullptr) return code_->Run(operands, runner_);
   return code_->Run(operands, pool_.get());
+}
+
+void Kernel::ForEach(size_t n, absl::FunctionRef<void(size_t)> task) const {
+  void (*call)(void*, size_t) = [](void* t, size_t i) {
+    (*static_cast<absl::FunctionRef<void(size_t)>*>(t))(i);
+  };
+  if (runner_.parallel_for != nullptr) {
+    runner_.parallel_for(runner_.ctx, call, &task, n);
+  } else {
+    // A null pool runs the tasks on the calling thread.
+    pthreadpool_parallelize_1d(pool_.get(), call, &task, n, /*flags=*/0);
+  }
 }
 absl::Status Kernel::Check(void* const* operands,
                            const size_t* operand_bytes) const {
@@ -60,6 +74,50 @@ absl::Status Kernel::Check(void* const* operands,
 }
 int64_t Kernel::OperandBytes(int i) const {
   return amarena::OperandBytes(spec_, i);
+}
+
+absl::Status Kernel::PackB(const void* src, PackSource source, int64_t src_ld,
+                           void* out, size_t out_bytes) const {
+  auto bad = [&](auto&&... what) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot pack B for ", PrintSpec(spec_), ": ", what...));
+  };
+  if (!spec_.IsMatmul()) return bad("the kernel has no B, must be a matmul");
+  if (src == nullptr) return bad("src is null");
+  if (out == nullptr) return bad("out is null");
+  const TensorSpec b = spec_.Operand(1);
+  const bool same = source == PackSource::kSame;
+  if (!same && source != PackSource::kTransposed)
+    return bad("source is ", static_cast<int>(source),
+               ", must be K x N or N x K");
+  const int64_t row = same ? b.cols : b.rows;  // elements a source row holds
+  if (src_ld < row)
+    return bad("src_ld is ", src_ld, ", must be at least ", row, " (",
+               same ? "N, for a K x N source" : "K, for an N x K source", ")");
+  const int64_t es = SizeOf(b.aux.dtype);
+  const int64_t need = OperandBytes(1);
+  if (out_bytes < static_cast<size_t>(need))
+    return bad("out has ", out_bytes, " bytes, must have at least ", need);
+  const int64_t src_bytes =
+      ((same ? b.rows : b.cols) - 1) * src_ld * es + row * es;
+  const auto* s0 = static_cast<const char*>(src);
+  const auto* o0 = static_cast<const char*>(out);
+  if (s0 < o0 + need && o0 < s0 + src_bytes)
+    return bad("out overlaps src, must not");
+  auto spread = [&](size_t n, absl::FunctionRef<void(size_t)> task) {
+    ForEach(n, task);
+  };
+  const ParallelFor parallel = spread;
+  PackMatrix({.rows = b.rows,
+              .cols = b.cols,
+              .es = es,
+              .src = src,
+              .source = source,
+              .src_ld = src_ld},
+             b.aux.layout, out,
+             pool_ != nullptr || runner_.parallel_for != nullptr ? &parallel
+                                                                 : nullptr);
+  return absl::OkStatus();
 }
 const std::string& Kernel::name() const { return code_->name(); }
 size_t Kernel::code_size() const { return code_->code_size(); }
@@ -77,9 +135,9 @@ Runtime& Runtime::Default() {
 
 namespace {
 
-bool VerboseFromEnv() {
-  const char* v = std::getenv("AMARENA_VERBOSE");
-  return v != nullptr && *v != '\0' && absl::string_view(v) != "0";
+RuntimeOptions WithLog(RuntimeOptions o) {
+  if (!o.log) o.log = DefaultLogger();
+  return o;
 }
 
 }  // namespace
@@ -87,9 +145,9 @@ bool VerboseFromEnv() {
 Runtime::Runtime(absl::StatusOr<Target> target, RuntimeOptions options)
     : target_(std::move(target)),
       capacity_(std::max<size_t>(options.cache_capacity, 1)),
-      options_(std::move(options)),
-      verbose_(options_.verbose.value_or(VerboseFromEnv())) {
-  if (target_.ok() && target_->workers > 1) {
+      options_(WithLog(std::move(options))) {
+  if (target_.ok() && target_->workers > 1 &&
+      options_.parallel.parallel_for == nullptr) {
     // Shared with every kernel made here, which may outlive the runtime.
     if (pthreadpool_t pool =
             pthreadpool_create(static_cast<size_t>(target_->workers)))
@@ -108,8 +166,8 @@ Runtime::Runtime(absl::StatusOr<Target> target, pthreadpool_t pool,
       // The engine's: never destroyed here.
       pool_(pool, [](pthreadpool_t) {}),
       capacity_(std::max<size_t>(options.cache_capacity, 1)),
-      options_(std::move(options)),
-      verbose_(options_.verbose.value_or(VerboseFromEnv())) {
+      options_(WithLog(std::move(options))) {
+  options_.parallel = {};  // the engine's pool is the runner here
   if (target_.ok())
     target_->workers =
         pool == nullptr ? 1
@@ -136,16 +194,17 @@ SearchDb* Runtime::db() {
                                               : options_.db;
     if (path.empty()) return;
     DbOptions db_options;
-    db_options.max_bytes = options_.db_max_bytes.value_or(DbMaxBytesFromEnv());
+    db_options.max_bytes =
+        options_.db_max_bytes.value_or(DbMaxBytesFromEnv(log()));
+    db_options.log = log();
     absl::StatusOr<std::unique_ptr<SearchDb>> db =
         SearchDb::Open(path, db_options);
     if (db.ok()) {
       db_ = std::move(*db);
     } else {
-      std::fprintf(stderr,
-                   "amarena: warning: %s; kernels will be searched, not "
-                   "stored\n",
-                   std::string(db.status().message()).c_str());
+      log().Log(LogLevel::kWarning,
+                absl::StrCat(db.status().message(),
+                             "; kernels will be searched, not stored"));
     }
   });
   return db_.get();
@@ -154,6 +213,8 @@ SearchDb* Runtime::db() {
 absl::StatusOr<KernelPtr> Runtime::Get(absl::string_view spec_text,
                                        const GetOptions& options) {
   AMARENA_ASSIGN_OR_RETURN(SpecRequest r, ParseRequest(spec_text));
+  if (r.b_any && r.m_lo != 0)
+    return GetWithWeightLayout(r.spec, r.m_lo, r.m_hi, options);
   return r.b_any ? GetWithWeightLayout(r.spec, options) : Get(r.spec, options);
 }
 
@@ -185,6 +246,21 @@ absl::StatusOr<KernelPtr> Runtime::GetWithWeightLayout(
   for (auto& [s, k] : made)
     if (s == choice.spec) return k;
   return absl::InternalError("the chosen layout's kernel is missing");
+}
+
+absl::StatusOr<KernelPtr> Runtime::GetWithWeightLayout(
+    const Spec& spec, int64_t m_lo, int64_t m_hi, const GetOptions& options) {
+  if (!target_.ok()) return target_.status();
+  AMARENA_RETURN_IF_ERROR(CheckSupported(spec, *target_));
+  AMARENA_ASSIGN_OR_RETURN(
+      WeightLayoutRangeChoice choice,
+      ChooseWeightLayoutOverM(spec, *target_, m_lo, m_hi,
+                              [&](const Spec& s) -> absl::StatusOr<int64_t> {
+                                absl::StatusOr<KernelPtr> k = Get(s, options);
+                                AMARENA_RETURN_IF_ERROR(k.status());
+                                return (*k)->impl().cost.main;
+                              }));
+  return Get(choice.at_m.spec, options);  // made above: a cache hit
 }
 
 absl::StatusOr<KernelPtr> Runtime::GetScheduled(absl::string_view spec_text,
@@ -308,13 +384,12 @@ Runtime::Result Runtime::Create(const Spec& bound, const GetOptions& options) {
       if (tree.ok() && (*tree)->cost.main == f->cost)
         return Finish(bound, *std::move(tree), Ms(Clock::now() - t0), 0,
                       KernelSource::kDatabase);
-      if (verbose_)
-        std::fprintf(stderr,
-                     "amarena: stored result for %s does not replay (%s); "
-                     "searching again\n",
-                     PrintSpec(bound).c_str(),
-                     tree.ok() ? "its cost differs"
-                               : std::string(tree.status().message()).c_str());
+      log().Log(
+          LogLevel::kInfo,
+          absl::StrCat("stored result for ", PrintSpec(bound),
+                       " does not replay (",
+                       tree.ok() ? "its cost differs" : tree.status().message(),
+                       "); searching again"));
       stale = std::move(f);
     }
   }
@@ -403,9 +478,7 @@ absl::StatusOr<ImplPtr> Runtime::SearchExact(const Spec& bound, int64_t& solved,
   // first one.
   if (impl.ok() && db() != nullptr && !db()->read_only()) {
     absl::Status stored = db()->Store(*target_, **impl, stale);
-    if (!stored.ok() && verbose_)
-      std::fprintf(stderr, "amarena: warning: %s\n",
-                   std::string(stored.message()).c_str());
+    if (!stored.ok()) log().Log(LogLevel::kInfo, stored.message());
   }
   return impl;
 }
@@ -418,18 +491,17 @@ Runtime::Result Runtime::Finish(const Spec& bound, ImplPtr impl,
                            Compile(*impl, *target_, KernelName(bound)));
   auto k = std::make_shared<const Kernel>(
       bound, *target_, std::move(impl), std::move(code), synth_ms,
-      Ms(Clock::now() - t0), solved, source, pool_);
-  if (verbose_) Log(*k);
+      Ms(Clock::now() - t0), solved, source, pool_, options_.parallel);
+  if (log().On(LogLevel::kInfo)) Log(*k);
   return k;
 }
 
 void Runtime::Log(const Kernel& k) const {
-  std::fprintf(stderr,
-               "amarena: kernel %s isa=%s threads=%d search_ms=%.3f "
-               "jit_us=%.0f source=%s\n",
-               PrintSpec(k.spec()).c_str(), std::string(Name(k.isa())).c_str(),
-               k.threads(), k.synth_ms(), k.jit_ms() * 1000,
-               std::string(Name(k.source())).c_str());
+  log().Log(LogLevel::kInfo,
+            absl::StrFormat("kernel %s isa=%s threads=%d search_ms=%.3f "
+                            "jit_us=%.0f source=%s",
+                            PrintSpec(k.spec()), Name(k.isa()), k.threads(),
+                            k.synth_ms(), k.jit_ms() * 1000, Name(k.source())));
 }
 
 }  // namespace amarena

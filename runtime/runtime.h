@@ -47,7 +47,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/impl.h"
+#include "core/log.h"
 #include "core/target.h"
+#include "jit/compile.h"
+#include "runtime/pack.h"
 #include "search/search.h"
 
 namespace amarena {
@@ -73,7 +76,8 @@ class Kernel {
  public:
   Kernel(Spec spec, Target target, ImplPtr impl,
          std::unique_ptr<CompiledKernel> code, double synth_ms, double jit_ms,
-         int64_t specs_solved, KernelSource source, SharedPool pool = nullptr);
+         int64_t specs_solved, KernelSource source, SharedPool pool = nullptr,
+         ParallelRunner runner = {});
   ~Kernel();
 
   // operands[i] points at operand i (matmul: A, B, C), dense, in the Spec's
@@ -90,6 +94,17 @@ class Kernel {
   // Bytes operand i spans (panel padding included); 0 if there is no
   // operand i.
   int64_t OperandBytes(int i) const;
+  // Lays a matmul's B (K x N) out from `src` into `out` (`out_bytes` of
+  // room, at least OperandBytes(1)) as this kernel reads it, padding zeroed:
+  // pre-packed weights, made once. `source` kSame: src is B, K x N
+  // row-major; kTransposed: src is N x K row-major (B transposed, as
+  // checkpoints store weights). `src_ld`: elements between source rows, at
+  // least N (kSame) or K (kTransposed). Tiles of the work run on the
+  // kernel's threads. InvalidArgument naming the problem for a kernel that is
+  // not a matmul, a null pointer, src_ld too small, out too small, or out
+  // overlapping src.
+  absl::Status PackB(const void* src, PackSource source, int64_t src_ld,
+                     void* out, size_t out_bytes) const;
 
   const Spec& spec() const {
     return spec_;
@@ -116,6 +131,9 @@ class Kernel {
   int64_t specs_solved_;
   KernelSource source_;
   SharedPool pool_;
+  ParallelRunner runner_;  // the engine's, when it gave one: used over pool_
+  // Runs task(i) for i < n on the runner, the pool or the calling thread.
+  void ForEach(size_t n, absl::FunctionRef<void(size_t)> task) const;
 };
 using KernelPtr = std::shared_ptr<const Kernel>;
 
@@ -144,9 +162,15 @@ struct RuntimeOptions {
   // else kDefaultDbMaxBytes (64 MiB).
   std::optional<int64_t> db_max_bytes;
   size_t cache_capacity = 1024;
-  // One line on stderr per kernel created (Spec, ISA, search ms, JIT us,
-  // source). Unset: on when AMARENA_VERBOSE is set and not "0".
-  std::optional<bool> verbose;
+  // Where warnings and info lines go (core/log.h): at verbosity 2, one line
+  // per kernel created (Spec, ISA, search ms, JIT us, source). Unset:
+  // DefaultLogger(), stderr at AMARENA_VERBOSE's verbosity.
+  std::optional<Logger> log;
+  // An engine's parallel-for: the kernels' parallel loops and weight packing
+  // run on it rather than on a pool of the runtime's own, and the target's
+  // workers say how many threads it runs tasks on. It must stay usable as
+  // long as any kernel of the runtime.
+  ParallelRunner parallel;
 };
 
 struct GetOptions {
@@ -192,6 +216,14 @@ class Runtime {
   // in another process, costs cache or database lookups, not searches.
   absl::StatusOr<KernelPtr> GetWithWeightLayout(const Spec& spec,
                                                 const GetOptions& options = {});
+  // The same with one layout for every M in [m_lo, m_hi] (`b=any m=LO..HI`,
+  // search/weight_layout.h ChooseWeightLayoutOverM): the kernel is for
+  // `spec`'s M; kernels for other M of the range ask for the layout its
+  // spec() names. Costs a kernel per candidate per M sampled, each cached
+  // and stored like any other.
+  absl::StatusOr<KernelPtr> GetWithWeightLayout(const Spec& spec, int64_t m_lo,
+                                                int64_t m_hi,
+                                                const GetOptions& options = {});
 
   // A kernel for the tree that `decisions` (EncodeDecisions' text, as
   // `amarena explain` prints it after "schedule:") describes for `spec`,
@@ -228,6 +260,7 @@ class Runtime {
   // Stops background searches (deadline misses) and joins their threads.
   void StopBackground();
   void Log(const Kernel& k) const;
+  const Logger& log() const { return options_.log.value(); }
 
   absl::StatusOr<Target> target_;
   SharedPool pool_;  // null: serial
@@ -255,8 +288,7 @@ class Runtime {
   std::unique_ptr<Searcher> searcher_;
   std::atomic<bool> stopping_{false};  // cancels searches (destruction)
 
-  RuntimeOptions options_;
-  bool verbose_ = false;
+  RuntimeOptions options_;  // log always set
   std::once_flag db_once_;
   std::unique_ptr<SearchDb> db_;
 

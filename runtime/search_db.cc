@@ -51,6 +51,16 @@ std::string Key(const Spec& s) {
 
 }  // namespace
 
+int DbGeneratorVersion() {
+  const char* v = std::getenv("AMARENA_TESTING_GENERATOR_VERSION");
+  int n = 0;
+  return v != nullptr && absl::SimpleAtoi(v, &n) ? n : kGeneratorVersion;
+}
+
+std::string DbTargetKey(const Target& target) {
+  return absl::StrCat(target.Fingerprint(), "-gen", DbGeneratorVersion());
+}
+
 std::string DefaultDbPath() {
   if (const char* env = std::getenv("AMARENA_DB"); env && *env)
     return absl::string_view(env) == "off" ? "" : env;
@@ -61,18 +71,18 @@ std::string DefaultDbPath() {
   return "";
 }
 
-int64_t DbMaxBytesFromEnv() {
+int64_t DbMaxBytesFromEnv(const Logger& log) {
   const char* v = std::getenv("AMARENA_DB_MAX_MB");
   if (v == nullptr || *v == '\0') return kDefaultDbMaxBytes;
   if (absl::string_view(v) == "off") return 0;
   int64_t mb = 0;
   if (absl::SimpleAtoi(v, &mb) && mb >= 0 && mb <= (int64_t{1} << 20))
     return mb << 20;
-  std::fprintf(stderr,
-               "amarena: warning: cannot use AMARENA_DB_MAX_MB: its value is "
-               "'%s', must be a whole number of MiB up to 1048576, 0 or off; "
-               "using the default, %lld MiB\n",
-               v, static_cast<long long>(kDefaultDbMaxBytes >> 20));
+  log.Log(LogLevel::kWarning,
+          absl::StrCat("cannot use AMARENA_DB_MAX_MB: its value is '", v,
+                       "', must be a whole number of MiB up to 1048576, 0 or "
+                       "off; using the default, ",
+                       kDefaultDbMaxBytes >> 20, " MiB"));
   return kDefaultDbMaxBytes;
 }
 
@@ -85,11 +95,11 @@ absl::StatusOr<std::unique_ptr<SearchDb>> SearchDb::Open(
   AMARENA_ASSIGN_OR_RETURN(std::unique_ptr<DbConn> c, db->Connect());
   db->idle_.push_back(std::move(c));
   if (db->read_only_)
-    std::fprintf(stderr,
-                 "amarena: warning: search database %s is read-only; it is "
-                 "used for lookups only, and what is searched is not "
-                 "stored\n",
-                 path.c_str());
+    db->options_.log.Log(
+        LogLevel::kWarning,
+        absl::StrCat("search database ", path,
+                     " is read-only; it is used for lookups only, and what "
+                     "is searched is not stored"));
   return db;
 }
 
@@ -119,6 +129,7 @@ absl::StatusOr<std::unique_ptr<DbConn>> SearchDb::Connect() {
     // The first read of the file: a damaged one fails here.
     absl::StatusOr<Version> v = c->ReadVersion();
     if (v.ok() && *v == Version::kEmpty && !read_only_) v = c->CreateSchema();
+    if (v.ok() && *v == Version::kOlder && !read_only_) v = c->Migrate();
     std::string why;
     if (!v.ok()) {
       std::string detail;
@@ -134,9 +145,20 @@ absl::StatusOr<std::unique_ptr<DbConn>> SearchDb::Connect() {
     } else if (*v == Version::kEmpty) {
       return refuse("it is read-only and has no tables yet");
     } else if (*v == Version::kOther) {
-      why = absl::StrCat(
-          "is from another version of amarena (this one uses schema ",
-          kDbSchemaVersion, ", generator ", kGeneratorVersion, ")");
+      // A newer amarena's: its rows are no use here, and not ours to drop.
+      return refuse(absl::StrCat(
+          "it has schema ", c->schema() >= 0 ? absl::StrCat(c->schema()) : "?",
+          ", must be ", kDbSchemaVersion,
+          " or older (a newer amarena's file); it is left as it is"));
+    } else if (*v == Version::kOlder && read_only_) {
+      return refuse(absl::StrCat("it has schema ", c->schema(),
+                                 " and is read-only, so it cannot be migrated "
+                                 "to schema ",
+                                 kDbSchemaVersion));
+    } else if (*v == Version::kOlder) {
+      why = absl::StrCat("has schema ", c->schema(),
+                         ", older than any this version migrates to schema ",
+                         kDbSchemaVersion);
     } else {
       if (!p.wal && !read_only_ && p.kind == PathProbe::kSqlite)
         AMARENA_RETURN_IF_ERROR(
@@ -144,7 +166,7 @@ absl::StatusOr<std::unique_ptr<DbConn>> SearchDb::Connect() {
       AMARENA_RETURN_IF_ERROR(c->Prepare());
       return c;
     }
-    // Damaged, or another version's: set aside if it may be.
+    // Damaged, or too old to migrate: set aside if it may be.
     ino_t inode = c->inode();
     c.reset();
     if (read_only_ || p.symlink)
@@ -152,7 +174,7 @@ absl::StatusOr<std::unique_ptr<DbConn>> SearchDb::Connect() {
           absl::StrCat("cannot use search database ", path_, ": it ", why,
                        "; it is ", read_only_ ? "read-only" : "a symbolic link",
                        ", so it is left as it is"));
-    if (!SetAside(path_, inode, why))
+    if (!SetAside(path_, inode, why, options_.log))
       return absl::FailedPreconditionError(
           absl::StrCat("cannot use search database ", path_, ": it ", why,
                        " and could not be set aside"));
@@ -245,9 +267,8 @@ void SearchDb::Recover(std::unique_ptr<DbConn> c) {
 void SearchDb::WarnOnce(std::atomic<bool>& said, const absl::Status& s,
                         absl::string_view consequence) {
   if (said.exchange(true)) return;
-  std::fprintf(stderr, "amarena: warning: %s; %.*s\n",
-               std::string(s.message()).c_str(),
-               static_cast<int>(consequence.size()), consequence.data());
+  options_.log.Log(LogLevel::kWarning,
+                   absl::StrCat(s.message(), "; ", consequence));
 }
 
 std::optional<SearchDb::Found> SearchDb::Find(const Target& target,
@@ -271,7 +292,7 @@ absl::StatusOr<std::optional<SearchDb::Found>> SearchDb::FindOn(
     DbConn& c, const Target& target, const Spec& clamped) {
   AMARENA_CHECK(clamped.budget.has_value());
   const Budget& b = *clamped.budget;
-  std::string fp = target.Fingerprint(), key = Key(clamped);
+  std::string fp = DbTargetKey(target), key = Key(clamped);
   DbStmt& q = c.find;
   q.Bind(1, fp).Bind(2, key);
   int64_t coords[] = {b.vrf, b.gpr, b.l1_lines, b.l2_lines, b.l3_lines};
@@ -359,7 +380,7 @@ absl::Status SearchDb::StoreOn(DbConn& c, const Target& target,
                      ": another process held its write lock for over ",
                      kStoreWait.count(), " ms"));
   AMARENA_RETURN_IF_ERROR(status);
-  const std::string fp = target.Fingerprint();
+  const std::string fp = DbTargetKey(target);
   const int64_t now = NowMs();
   auto run = [&](DbStmt& q) {
     int rc = q.Next();

@@ -3,8 +3,10 @@
 //
 // SQLite in WAL mode (runtime/db_conn.cc has the schema). One row per node of
 // every tree the runtime searched:
-//   target     the Target's fingerprint (ISA, threads, registers, caches and
-//              cost-model version): results never cross targets;
+//   target     DbTargetKey: the Target's fingerprint (ISA, threads,
+//              registers, caches and cost-model version) and the generator
+//              version: results never cross targets or versions, and
+//              versions share the file;
 //   spec       the table key: the node's Spec text without its budget;
 //   *_lo/_hi   the coordinates: the box of budgets the result is best for,
 //              from the tree's peak (lo) to the clamped budget it was found
@@ -16,12 +18,14 @@
 // file can be kept under a size cap by dropping the least recently used.
 //
 // What is at the path decides what happens (docs/database.md): nothing, or
-// an empty file, becomes a new database; a file SQLite itself reports
-// damaged, or an amarena database of another version, is set aside (renamed
-// to PATH.bad-<time>-<pid>-<n>, with a warning on stderr) and replaced;
-// anything else -- a directory, a FIFO, a text file, another program's
-// SQLite file -- is refused and left as it is, and the runtime goes on
-// without a database. A read-only file is used for lookups only.
+// an empty file, becomes a new database; an amarena database of this
+// schema is used whatever generator made it; one of an older schema is
+// migrated in place; a file SQLite itself reports damaged, or of a schema
+// too old to migrate, is set aside (renamed to PATH.bad-<time>-<pid>-<n>,
+// with a warning on stderr) and replaced; anything else -- a newer schema, a
+// directory, a FIFO, a text file, another program's SQLite file -- is
+// refused and left as it is, and the runtime goes on without a database. A
+// read-only file is used for lookups only.
 //
 // No call waits long for another process: lookups give up after
 // kReadWait, stores after kStoreWait (skipped and counted, the kernel is
@@ -45,6 +49,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/impl.h"
+#include "core/log.h"
 #include "core/target.h"
 #include "runtime/db_conn.h"
 
@@ -57,6 +62,8 @@ struct DbOptions {
   // The file is kept under this many bytes by dropping the least recently
   // used table keys (0: no cap). See DbMaxBytesFromEnv.
   int64_t max_bytes = kDefaultDbMaxBytes;
+  // Where its warnings go (a file set aside, read-only, a store skipped).
+  Logger log = DefaultLogger();
 };
 
 struct DbStats {
@@ -94,7 +101,7 @@ class SearchDb {
   static constexpr auto kUseInterval = std::chrono::hours(1);
 
   // Opens the database at `path`, creating it (and its directory) if needed;
-  // sets a damaged one or one of another version aside (see above). Fails,
+  // migrates an older schema, sets a damaged one aside (see above). Fails,
   // naming the path and the problem, when the path holds something that is
   // not ours or no usable database can be made there.
   static absl::StatusOr<std::unique_ptr<SearchDb>> Open(const std::string& path,
@@ -176,15 +183,25 @@ class SearchDb {
   std::atomic<bool> said_no_conn_{false};
 };
 
+// The generator version rows are stored and looked up under:
+// kGeneratorVersion, or AMARENA_TESTING_GENERATOR_VERSION when set to an
+// integer (tests only: processes posing as different versions of amarena on
+// one file).
+int DbGeneratorVersion();
+// A row's `target` column: the target's fingerprint (which includes the
+// cost-model version) and the generator version. Rows of other versions
+// stay in the file, unread here, until the size cap drops them.
+std::string DbTargetKey(const Target& target);
+
 // Where the runtime keeps its database: AMARENA_DB if set ("off": nowhere,
 // returned as ""), else $XDG_CACHE_HOME/amarena/amarena.db, else
 // $HOME/.cache/amarena/amarena.db ("" if neither variable is set).
 std::string DefaultDbPath();
 
 // The size cap: AMARENA_DB_MAX_MB (MiB; 0 or "off": none), else
-// kDefaultDbMaxBytes. A value that is neither warns on stderr and gives the
+// kDefaultDbMaxBytes. A value that is neither warns (to `log`) and gives the
 // default.
-int64_t DbMaxBytesFromEnv();
+int64_t DbMaxBytesFromEnv(const Logger& log = DefaultLogger());
 
 }  // namespace amarena
 

@@ -123,12 +123,16 @@ absl::StatusOr<std::string> SearchDb::Check(const std::string& path) {
         " is intact but is another program's SQLite database (no amarena "
         "meta table); amarena leaves it alone"));
   if (v == DbConn::Version::kOther)
+    return absl::FailedPreconditionError(
+        absl::StrCat("search database ", path, " is intact but has schema ",
+                     c->schema(), ", newer than this amarena's ",
+                     kDbSchemaVersion, "; amarena leaves it alone"));
+  if (v == DbConn::Version::kOlder)
     return absl::FailedPreconditionError(absl::StrCat(
-        "search database ", path,
-        " is intact but is from another version of amarena (this one uses "
-        "schema ",
-        kDbSchemaVersion, ", generator ", kGeneratorVersion,
-        "); the next process to open it will set it aside"));
+        "search database ", path, " is intact but has schema ", c->schema(),
+        " (this amarena's is ", kDbSchemaVersion,
+        "); the next process to open it migrates it, or sets it aside if it "
+        "is too old to migrate"));
   return *r;
 }
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/spec_text.h"
+#include "core/status_macros.h"
 
 namespace amarena {
 
@@ -80,6 +81,60 @@ absl::StatusOr<WeightLayoutChoice> ChooseWeightLayout(
         absl::StrCat("cannot choose B's layout for ", PrintSpec(spec),
                      ": no tree implements it in any layout of B"));
   return choice;
+}
+
+absl::StatusOr<WeightLayoutRangeChoice> ChooseWeightLayoutOverM(
+    const Spec& spec, const Target& t, int64_t m_lo, int64_t m_hi,
+    absl::FunctionRef<absl::StatusOr<int64_t>(const Spec&)> cost_of) {
+  if (m_lo < 1 || m_hi < m_lo || spec.m < m_lo || spec.m > m_hi)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot choose B's layout for ", PrintSpec(spec), ": m range is ", m_lo,
+        "..", m_hi, ", must be 1 <= lo <= M <= hi"));
+  WeightLayoutRangeChoice out;
+  out.ms.push_back(m_lo);
+  for (int64_t m = CeilPow2(m_lo + 1); m < m_hi; m *= 2) out.ms.push_back(m);
+  if (m_hi != m_lo) out.ms.push_back(m_hi);
+  // Per candidate (by B's layout name, in the order at the Spec's M), its
+  // cost at each M sampled.
+  AMARENA_ASSIGN_OR_RETURN(out.at_m, ChooseWeightLayout(spec, t, cost_of));
+  std::vector<std::string> names;
+  for (auto& [c, cost] : out.at_m.tried)
+    names.push_back(WeightLayoutName(c.aux[1]));
+  std::vector<std::vector<double>> costs(names.size());
+  std::vector<bool> everywhere(names.size(), true);
+  for (int64_t m : out.ms) {
+    Spec at = spec;
+    at.m = m;
+    AMARENA_ASSIGN_OR_RETURN(WeightLayoutChoice c,
+                             ChooseWeightLayout(at, t, cost_of));
+    for (size_t i = 0; i < names.size(); ++i) {
+      auto it = std::find_if(c.tried.begin(), c.tried.end(), [&](auto& e) {
+        return WeightLayoutName(e.first.aux[1]) == names[i];
+      });
+      if (it == c.tried.end()) {
+        everywhere[i] = false;
+      } else {
+        costs[i].push_back(static_cast<double>(it->second) /
+                           static_cast<double>(std::max<int64_t>(c.cost, 1)));
+      }
+    }
+  }
+  int best = -1;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!everywhere[i]) continue;
+    const double worst = *std::max_element(costs[i].begin(), costs[i].end());
+    if (best < 0 || worst < out.regret) {
+      best = static_cast<int>(i);
+      out.regret = worst;
+    }
+  }
+  if (best < 0)
+    return absl::UnimplementedError(absl::StrCat(
+        "cannot choose B's layout for ", PrintSpec(spec), " over m ", m_lo,
+        "..", m_hi, ": no layout of B has a tree at every M"));
+  out.at_m.spec = out.at_m.tried[static_cast<size_t>(best)].first;
+  out.at_m.cost = out.at_m.tried[static_cast<size_t>(best)].second;
+  return out;
 }
 
 }  // namespace amarena

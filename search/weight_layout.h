@@ -56,6 +56,22 @@ absl::StatusOr<WeightLayoutChoice> ChooseWeightLayout(
     const Spec& spec, const Target& t,
     absl::FunctionRef<absl::StatusOr<int64_t>(const Spec&)> cost_of);
 
+// One packed copy for a range of M (decode and prefill share the weights):
+// each candidate is costed at M = m_lo, m_hi and the powers of two between,
+// and the choice is the candidate whose worst ratio to the best layout at
+// the same M is lowest (ties to the earlier candidate). A candidate without
+// a tree at some M is no choice. The result's spec, cost and tried are at
+// `spec`'s own M, which must lie in [m_lo, m_hi]; `regret` is the chosen
+// worst ratio (1.0: best at every M sampled).
+struct WeightLayoutRangeChoice {
+  WeightLayoutChoice at_m;
+  double regret = 1.0;
+  std::vector<int64_t> ms;  // the M values costed
+};
+absl::StatusOr<WeightLayoutRangeChoice> ChooseWeightLayoutOverM(
+    const Spec& spec, const Target& t, int64_t m_lo, int64_t m_hi,
+    absl::FunctionRef<absl::StatusOr<int64_t>(const Spec&)> cost_of);
+
 }  // namespace amarena
 
 #endif  // AMARENA_SEARCH_WEIGHT_LAYOUT_H_

@@ -21,10 +21,14 @@ int CpuCommand(bool json) {
   if (t.ok() && prices.ok()) t->cost = prices->table.cost;
   std::printf("cpu:       %s\n", f.brand.c_str());
   std::printf("features:  %s\n", f.FeatureList().c_str());
-  std::printf("caches:    L1d %lld KiB, L2 %lld KiB, L3 %lld KiB\n",
-              static_cast<long long>(f.l1d_bytes / 1024),
-              static_cast<long long>(f.l2_bytes / 1024),
-              static_cast<long long>(f.l3_bytes / 1024));
+  std::printf(
+      "caches:    L1d %lld KiB, L2 %lld KiB, L3 %lld KiB per core "
+      "(L2 %lld KiB, L3 %lld KiB in all)\n",
+      static_cast<long long>(f.l1d_bytes / 1024),
+      static_cast<long long>(f.l2_bytes / 1024),
+      static_cast<long long>(f.l3_bytes / 1024),
+      static_cast<long long>(f.l2_total_bytes / 1024),
+      static_cast<long long>(f.l3_total_bytes / 1024));
   std::printf("identity:  %s family %d model %d\n", f.vendor.c_str(),
               f.family, f.model);
   std::printf("prices:    %s\n",
@@ -49,6 +53,8 @@ int CpuCommand(bool json) {
     j.Add("vendor", f.vendor);
     j.Add("family", static_cast<int64_t>(f.family));
     j.Add("model", static_cast<int64_t>(f.model));
+    j.Add("l2_total_bytes", f.l2_total_bytes);
+    j.Add("l3_total_bytes", f.l3_total_bytes);
     j.Add("supported", t.ok());
     if (t.ok()) j.Add("target", t->Fingerprint());
     if (prices.ok()) {

@@ -76,6 +76,54 @@ const char* amarena_last_error(void);
 amarena_status amarena_runtime_create(int threads, amarena_runtime** out);
 void amarena_runtime_destroy(amarena_runtime* rt);
 
+/* Levels a log callback receives. */
+#define AMARENA_LOG_WARNING 1 /* something to fix; the library carries on */
+#define AMARENA_LOG_INFO 2    /* a line per kernel created, and the like */
+
+/* What amarena_runtime_create_with_options makes. Fill it with
+ * amarena_runtime_options_init, then change what you need: fields added in
+ * later versions go at the end, and struct_size tells the library which of
+ * them the caller knows. */
+typedef struct amarena_runtime_options {
+  size_t struct_size; /* sizeof(amarena_runtime_options), set by _init */
+  /* Threads for parallel loops (0: AMARENA_NUM_THREADS or every CPU). With
+   * parallel_for: how many threads it runs tasks on (at least 1). */
+  int threads;
+  /* The search database: a file path, "off" for none, or NULL (or "") for
+   * the default (AMARENA_DB, else the XDG cache directory). */
+  const char* db;
+  /* The widest ISA kernels may use: "avx2", "avx512", or NULL (or "") for
+   * AMARENA_MAX_ISA, else the best the CPU has. A cap, not a demand. */
+  const char* max_isa;
+  /* 0: nothing; 1: warnings; 2: also a line per kernel created; -1 (the
+   * default): 2 if AMARENA_VERBOSE is set and not "0", else 1. */
+  int verbosity;
+  /* Receives each message at or below `verbosity` (NULL: stderr). With a
+   * callback the library writes nothing to stderr. May be called from any
+   * thread, and from several at once. */
+  void (*log)(void* ctx, int level, const char* msg);
+  void* log_ctx;
+  /* The engine's own parallel loop (NULL: a pool of the runtime's own):
+   * calls task(task_ctx, i) once for every i < n, on any threads, and
+   * returns when all have returned. Kernels' parallel loops and weight
+   * packing run on it. It must stay usable while any kernel of the runtime
+   * is. */
+  void (*parallel_for)(void* ctx, void (*task)(void* task_ctx, size_t i),
+                       void* task_ctx, size_t n);
+  void* parallel_for_ctx;
+} amarena_runtime_options;
+
+/* The defaults: threads 0, db NULL, max_isa NULL, verbosity -1, no
+ * callbacks; struct_size set. */
+void amarena_runtime_options_init(amarena_runtime_options* options);
+
+/* A runtime as amarena_runtime_create makes, as `options` say.
+ * AMARENA_INVALID_ARGUMENT names a field out of range (a struct_size smaller
+ * than this header's first version, threads outside 0-1024 or 0 with a
+ * parallel_for, an unknown max_isa, verbosity outside -1 to 2). */
+amarena_status amarena_runtime_create_with_options(
+    const amarena_runtime_options* options, amarena_runtime** out);
+
 /* A kernel for `spec` (the text notation, e.g. "matmul 64x64x64 f32") from
  * `rt`, or from the process-wide runtime when `rt` is NULL. *out is a new
  * reference: release it with amarena_kernel_release. */
@@ -132,6 +180,27 @@ const char* amarena_kernel_spec(const amarena_kernel* k);
 size_t amarena_kernel_b_bytes(const amarena_kernel* k);
 amarena_status amarena_kernel_pack_b(const amarena_kernel* k, const void* b,
                                      void* out, size_t out_bytes);
+
+/* How a source of B holds it: as B, K x N row-major, or as B transposed,
+ * N x K row-major (how checkpoints store weights). */
+typedef enum amarena_b_source {
+  AMARENA_B_KXN = 0, /* element (k, n) at src[k * src_ld + n] */
+  AMARENA_B_NXK = 1  /* element (k, n) at src[n * src_ld + k] */
+} amarena_b_source;
+
+/* As amarena_kernel_pack_b, from a source in either orientation with
+ * `src_ld` elements between its rows (at least N for AMARENA_B_KXN, K for
+ * AMARENA_B_NXK). Cache-blocked, vectorized where the CPU allows and spread
+ * over the runtime's threads: tens of milliseconds for 64 MiB rather than a
+ * second. AMARENA_INVALID_ARGUMENT names a null pointer, a src_ld too small,
+ * an `out` too small or overlapping `src`, or a kernel without a B.
+ * amarena_kernel_pack_b(k, b, out, n) is
+ * amarena_kernel_pack_b_from(k, b, AMARENA_B_KXN, N, out, n). */
+amarena_status amarena_kernel_pack_b_from(const amarena_kernel* k,
+                                          const void* src,
+                                          amarena_b_source source,
+                                          size_t src_ld, void* out,
+                                          size_t out_bytes);
 
 /* Where the kernel's program came from: "search", "database" (searched
  * earlier, by any process) or "provisional" (a missed deadline). NULL for a

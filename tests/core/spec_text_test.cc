@@ -481,6 +481,21 @@ TEST(SpecTextTest, RequestWithAnyB) {
   EXPECT_THAT(
       ParseRequest("matmul 4x4x4 f32 b=any b=col"),
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("b=any alone")));
+  // One layout for a range of M: the Spec's M must lie in it.
+  r = ParseRequest("matmul 1x2048x16384 f32 b=any m=1..64");
+  ASSERT_THAT(r, IsOk());
+  EXPECT_TRUE(r->b_any);
+  EXPECT_EQ(r->m_lo, 1);
+  EXPECT_EQ(r->m_hi, 64);
+  EXPECT_EQ(r->spec, *ParseSpec("matmul 1x2048x16384 f32"));
+  EXPECT_THAT(ParseRequest("matmul 1x8x8 f32 b=any m=2..64"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("must contain the Spec's M (1)")));
+  for (const char* bad : {"m=0..4", "m=4..2", "m=1-4", "m=..4", "m=1..x"})
+    EXPECT_THAT(ParseRequest(absl::StrCat("matmul 1x8x8 f32 b=any ", bad)),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("must be LO..HI")))
+        << bad;
   EXPECT_THAT(ParseRequest("zero 4x4 f32 b=any"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("b=any is for a matmul's B")));

@@ -8,6 +8,7 @@
 
 #include <chrono>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/testing/temp_dir.h"
 
@@ -91,11 +92,20 @@ TEST(DbConnTest, VersionsAreToldApart) {
                      "INSERT INTO meta VALUES('format', 'other program')")
                         .c_str()),
             V::kForeign);
-  EXPECT_EQ(version("old.db", (std::string(meta) +
-                               "INSERT INTO meta VALUES('format', 'amarena "
-                               "search database'), ('schema', '1')")
-                                  .c_str()),
-            V::kOther);
+  auto schema = [&](const char* name, const char* value) {
+    return version(name,
+                   absl::StrCat(meta,
+                                "INSERT INTO meta VALUES('format', "
+                                "'amarena search database'), ('schema', '",
+                                value, "'), ('generator', '999')")
+                       .c_str());
+  };
+  EXPECT_EQ(schema("old.db", "1"), V::kOlder);
+  EXPECT_EQ(schema("new.db", "99"), V::kOther);
+  EXPECT_EQ(schema("word.db", "two"), V::kOther);
+  // Any generator's file of this schema is this version's to use.
+  EXPECT_EQ(schema("gen.db", absl::StrCat(kDbSchemaVersion).c_str()),
+            V::kCurrent);
   std::string db = dir.path() + "/ours.db";
   Made(db);
   std::unique_ptr<DbConn> c = *DbConn::Open(db, DbConn::Mode::kReadOnly);

@@ -1,7 +1,7 @@
 // What the search database does with what it finds at its path: only an
-// SQLite file SQLite itself reports damaged, or an amarena database of
-// another version, is ever set aside; anything else the user pointed at is
-// left exactly as it is, nothing hangs, and the kernel still runs.
+// SQLite file SQLite itself reports damaged, or an amarena database of a
+// schema too old to migrate, is ever set aside; anything else the user pointed
+// at is left exactly as it is, nothing hangs, and the kernel still runs.
 #include "runtime/db_file.h"
 
 #include <sqlite3.h>
@@ -195,12 +195,12 @@ TEST(DbFileTest, OnlyTheNewestSetAsideFilesAreKept) {
   std::ofstream(db + ".bad-notes") << "mine";
   fs::create_directory(db + ".bad-1-2-3");
   {
-    sqlite3* h = nullptr;  // another version's database
+    sqlite3* h = nullptr;  // a schema too old to migrate
     ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(h,
                            "CREATE TABLE meta(name TEXT, value TEXT); "
                            "INSERT INTO meta VALUES('format', 'amarena search "
-                           "database'), ('schema', '1'), ('generator', '1')",
+                           "database'), ('schema', '0'), ('generator', '1')",
                            nullptr, nullptr, nullptr),
               SQLITE_OK);
     sqlite3_close(h);

@@ -181,6 +181,19 @@ TEST(RuntimeTest, AnyBGetsTheCheapestLayout) {
     EXPECT_TRUE(testing::KernelMatchesReference(*k, (*k)->spec()));
   }
   Runtime rt(HostTarget());
+  // One layout for M from 1 to 16: the kernel is for M = 1, and the layout
+  // it names serves M = 16 too.
+  absl::StatusOr<KernelPtr> decode = rt.Get("matmul 1x64x96 f32 b=any m=1..16");
+  ASSERT_TRUE(decode.ok()) << decode.status();
+  EXPECT_EQ((*decode)->spec().m, 1);
+  EXPECT_TRUE(testing::KernelMatchesReference(*decode, (*decode)->spec()));
+  Spec prefill = (*decode)->spec();
+  prefill.m = 16;
+  prefill.budget.reset();
+  absl::StatusOr<KernelPtr> k16 = rt.Get(prefill);
+  ASSERT_TRUE(k16.ok()) << k16.status();
+  EXPECT_EQ((*k16)->spec().aux[1], (*decode)->spec().aux[1]);
+  EXPECT_TRUE(testing::KernelMatchesReference(*k16, (*k16)->spec()));
   EXPECT_EQ(rt.Get("matmul 4x4x4 f32 b=any b=col").status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(rt.GetWithWeightLayout(*ParseSpec("matmul 4x4x4 f32 b=col"))

@@ -312,19 +312,82 @@ TEST(SearchDbTest, AFileReplacedByAnotherProcessIsFollowed) {
   EXPECT_TRUE(next->Find(t, clamped(2)).has_value());
 }
 
-TEST(SearchDbTest, AFileFromAnotherVersionIsSetAsideAndRebuilt) {
+// A file made by another generator version is used, not set aside: rows
+// are keyed by version, so each version finds its own and not the other's.
+TEST(SearchDbTest, VersionsShareAFileAndEachFindsItsOwnRows) {
   TempDir dir;
   std::string db = dir.path() + "/a.db";
   Spec spec = *ParseSpec("matmul 20x30x40 f32");
   { ASSERT_TRUE(Runtime(HostTarget(), WithDb(db)).Get(spec).ok()); }
+  // As if another generator made the file.
   Sql(db, "UPDATE meta SET value = '999' WHERE name = 'generator'");
+  const int64_t ours = Rows(db);
+  ASSERT_GT(ours, 0);
+  {
+    Runtime rt(HostTarget(), WithDb(db));
+    ASSERT_NE(rt.db(), nullptr);
+    EXPECT_EQ(SetAsideCount(db), 0);
+    absl::StatusOr<KernelPtr> k = rt.Get(spec);
+    ASSERT_TRUE(k.ok());
+    EXPECT_EQ((*k)->source(), KernelSource::kDatabase);
+  }
+  // Another version does not find this version's rows, stores its own
+  // beside them, and finds those next time.
+  setenv("AMARENA_TESTING_GENERATOR_VERSION", "12345", 1);
+  for (KernelSource want : {KernelSource::kSearch, KernelSource::kDatabase}) {
+    Runtime rt(HostTarget(), WithDb(db));
+    absl::StatusOr<KernelPtr> k = rt.Get(spec);
+    ASSERT_TRUE(k.ok());
+    EXPECT_EQ((*k)->source(), want);
+  }
+  unsetenv("AMARENA_TESTING_GENERATOR_VERSION");
+  EXPECT_EQ(Rows(db), 2 * ours);
+  EXPECT_EQ(SetAsideCount(db), 0);
   Runtime rt(HostTarget(), WithDb(db));
-  ASSERT_NE(rt.db(), nullptr);
-  EXPECT_EQ(SetAsideCount(db), 1);
   absl::StatusOr<KernelPtr> k = rt.Get(spec);
   ASSERT_TRUE(k.ok());
-  EXPECT_EQ((*k)->source(), KernelSource::kSearch);  // nothing carried over
-  EXPECT_GT(rt.db()->Stats()->rows, 0);              // and stored anew
+  EXPECT_EQ((*k)->source(), KernelSource::kDatabase);
+}
+
+// A schema-1 file (meta and results, no `used`) is migrated in place, its
+// rows kept; a newer schema is refused and left exactly as it is; a schema
+// older than any migration is set aside.
+TEST(SearchDbTest, OlderSchemasAreMigratedNewerOnesLeftAlone) {
+  TempDir dir;
+  std::string db = dir.path() + "/a.db";
+  Spec spec = *ParseSpec("matmul 20x30x40 f32");
+  { ASSERT_TRUE(Runtime(HostTarget(), WithDb(db)).Get(spec).ok()); }
+  Sql(db, "DROP TABLE used; UPDATE meta SET value = '1' WHERE name = 'schema'");
+  {
+    Runtime rt(HostTarget(), WithDb(db));
+    ASSERT_NE(rt.db(), nullptr);
+    EXPECT_EQ(SetAsideCount(db), 0);
+    absl::StatusOr<KernelPtr> k = rt.Get(spec);
+    ASSERT_TRUE(k.ok());
+    EXPECT_EQ((*k)->source(), KernelSource::kDatabase);
+  }
+  EXPECT_EQ(*SearchDb::Check(db), "ok");  // now this schema's
+
+  Sql(db, "UPDATE meta SET value = '99' WHERE name = 'schema'");
+  const auto size = std::filesystem::file_size(db);
+  {
+    ::testing::internal::CaptureStderr();
+    Runtime rt(HostTarget(), WithDb(db));
+    std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rt.db(), nullptr);
+    EXPECT_NE(err.find("has schema 99"), std::string::npos) << err;
+  }
+  EXPECT_EQ(SetAsideCount(db), 0);
+  EXPECT_EQ(std::filesystem::file_size(db), size);
+  absl::StatusOr<std::string> check = SearchDb::Check(db);
+  EXPECT_EQ(check.status().code(), absl::StatusCode::kFailedPrecondition);
+
+  Sql(db, "UPDATE meta SET value = '0' WHERE name = 'schema'");
+  ::testing::internal::CaptureStderr();
+  Runtime rt(HostTarget(), WithDb(db));
+  ::testing::internal::GetCapturedStderr();
+  ASSERT_NE(rt.db(), nullptr);
+  EXPECT_EQ(SetAsideCount(db), 1);
 }
 
 TEST(SearchDbTest, AnUnusablePathIsAnErrorAndTheRuntimeGoesOnWithout) {

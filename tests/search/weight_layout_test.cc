@@ -2,6 +2,7 @@
 // cheapest is chosen, by a given cost and by the search.
 #include "search/weight_layout.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,43 @@ TEST(WeightLayoutTest, ChoosesTheCheapestFirstOnTies) {
   for (const auto& [s, cost] : c->tried)
     tried.push_back(WeightLayoutName(s.aux[1]));
   EXPECT_THAT(tried, ElementsAre("row", "col", "p32", "p64", "p128"));
+}
+
+// Over a range of M, the choice minimises the worst ratio to the best layout
+// at each M: p128 is cheapest wherever it has a tree but has none at M = 4,
+// so it is no choice; p32 is up to 6x the best, p64 at most 3x (at M = 1),
+// so p64 serves the range. Alone, M = 1 picks p128.
+TEST(WeightLayoutTest, OverARangeOfMTheWorstRatioDecides) {
+  const Spec spec = *ParseSpec("matmul 1x256x512 f32");
+  const Target t = Target::Avx2(kCaches);
+  std::vector<int64_t> asked;
+  auto cost = [&](const Spec& s) -> absl::StatusOr<int64_t> {
+    asked.push_back(s.m);
+    const std::string n = WeightLayoutName(s.aux[1]);
+    if (n == "p32") return s.m == 1 ? 10 : 30 * s.m;
+    if (n == "p64") return s.m == 1 ? 15 : 10 * s.m;
+    if (n == "p128" && s.m == 4) return absl::UnimplementedError("no tree");
+    if (n == "p128") return 5 * s.m;
+    return 1000 * s.m;
+  };
+  absl::StatusOr<WeightLayoutRangeChoice> r =
+      ChooseWeightLayoutOverM(spec, t, 1, 64, cost);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_EQ(WeightLayoutName(r->at_m.spec.aux[1]), "p64");
+  EXPECT_EQ(r->at_m.spec.m, 1);
+  EXPECT_EQ(r->at_m.cost, 15);
+  EXPECT_THAT(r->ms, ElementsAre(1, 2, 4, 8, 16, 32, 64));
+  EXPECT_DOUBLE_EQ(r->regret, 3.0);
+  // Each candidate (row, col, p16, p32, p64, p128) once at M = 64.
+  EXPECT_EQ(std::count(asked.begin(), asked.end(), 64), 6);
+  absl::StatusOr<WeightLayoutRangeChoice> one =
+      ChooseWeightLayoutOverM(spec, t, 1, 1, cost);
+  ASSERT_THAT(one, IsOk());
+  EXPECT_EQ(WeightLayoutName(one->at_m.spec.aux[1]), "p128");
+  EXPECT_EQ(one->regret, 1.0);
+  EXPECT_THAT(ChooseWeightLayoutOverM(spec, t, 2, 64, cost),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("must be 1 <= lo <= M <= hi")));
 }
 
 TEST(WeightLayoutTest, ErrorsNameTheProblem) {
