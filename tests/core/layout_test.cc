@@ -335,12 +335,14 @@ TEST(LayoutTest, LeadingDimensionAffineAddressesLikeOffset) {
           for (int64_t i = 0; i < rows; ++i)
             for (int64_t j = 0; j < (cols + 1) / 2; ++j)
               ASSERT_EQ(tile.Offset(i, j), 4 * l.Offset(rows, cols, i, j));
-          if (rows > 1)
+          if (rows > 1) {
             EXPECT_EQ(*whole.Step(Axis::kRows, 1),
                       4 * l.Offset(rows, cols, 1, 0));
-          if (cols > 1)
+          }
+          if (cols > 1) {
             EXPECT_EQ(*whole.Step(Axis::kCols, 1),
                       4 * l.Offset(rows, cols, 0, 1));
+          }
         }
 }
 

@@ -241,8 +241,9 @@ TEST(PriceTableTest, FingerprintChangesWithEveryPrice) {
   for (const PriceTable& t : ShippedPriceTables()) {
     Target s = base;
     s.cost = t.cost;
-    if (CostParamsText(t.cost) != CostParamsText(base.cost))
+    if (CostParamsText(t.cost) != CostParamsText(base.cost)) {
       EXPECT_NE(s.Fingerprint(), fp) << t.label;
+    }
   }
 }
 

@@ -169,7 +169,10 @@ TEST(PricesTest, WithoutAStoredTableTheShippedOrNearestIsChosen) {
               HasSubstr("nearest shipped table zen4-epyc-vm"));
   EXPECT_THAT(nearest->Describe(), HasSubstr("run amarena calibrate"));
 
-  CpuIdentity intel{.vendor = "GenuineIntel", .family = 6, .model = 143};
+  CpuIdentity intel;
+  intel.vendor = "GenuineIntel";
+  intel.family = 6;
+  intel.model = 143;
   absl::StatusOr<ChosenPrices> other = ChoosePrices(intel, "", "");
   ASSERT_TRUE(other.ok());
   EXPECT_EQ(other->source, ChosenPrices::Source::kNearest);
