@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <optional>
@@ -335,10 +336,15 @@ amarena_status amarena_kernel_pack_b_from(const amarena_kernel* k,
     if (k == nullptr)
       return Fail(AMARENA_INVALID_ARGUMENT,
                   "amarena_kernel_pack_b_from: kernel is null");
-    if (source != AMARENA_B_KXN && source != AMARENA_B_NXK)
+    // A C caller may pass any integer: read it as one (loading an enum
+    // object that holds no enumerator is undefined behaviour in C++).
+    static_assert(sizeof(amarena_b_source) == sizeof(int));
+    int source_value = 0;
+    std::memcpy(&source_value, &source, sizeof source_value);
+    if (source_value != AMARENA_B_KXN && source_value != AMARENA_B_NXK)
       return Fail(AMARENA_INVALID_ARGUMENT,
                   absl::StrCat("amarena_kernel_pack_b_from: source is ",
-                               static_cast<int>(source),
+                               source_value,
                                ", must be AMARENA_B_KXN or AMARENA_B_NXK"));
     const int64_t ld =
         static_cast<int64_t>(std::min<size_t>(src_ld, size_t{INT64_MAX}));
