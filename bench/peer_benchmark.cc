@@ -318,7 +318,7 @@ int Main(int argc, char** argv) {
   if (o.latency) {
     std::optional<Isa> max;
     if (o.cap == IsaCap::kAvx2) max = Isa::kAvx2;
-    absl::StatusOr<Target> t = TargetFor(DetectCpu(), max);
+    absl::StatusOr<Target> t = HostTargetFor(DetectCpu(), max);
     for (int threads : o.threads)
       for (const Problem& p : o.shapes) {
         if (!t.ok()) break;

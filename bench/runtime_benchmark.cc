@@ -42,7 +42,7 @@ const std::string& DbPath() {
 
 // Get(Spec) on a runtime that has the kernel: the engine's per-call path.
 void BM_CacheHit(benchmark::State& state, const char* text) {
-  Runtime rt(TargetFor(DetectCpu()), NoDb());
+  Runtime rt(HostTargetFor(DetectCpu(), std::nullopt), NoDb());
   Spec spec = *ParseSpec(text);
   if (!rt.Get(spec).ok()) {
     state.SkipWithError("cannot create the kernel");
@@ -57,8 +57,10 @@ void BM_CacheHit(benchmark::State& state, const char* text) {
 // A fresh runtime each time: the whole search and JIT.
 void BM_ColdCreate(benchmark::State& state, const char* text) {
   Spec spec = *ParseSpec(text);
+  const absl::StatusOr<Target> target =
+      HostTargetFor(DetectCpu(), std::nullopt);
   for (auto _ : state) {
-    Runtime rt(TargetFor(DetectCpu()), NoDb());
+    Runtime rt(target, NoDb());
     absl::StatusOr<KernelPtr> k = rt.Get(spec);
     if (!k.ok()) {
       state.SkipWithError("cannot create the kernel");
@@ -72,7 +74,7 @@ void BM_ColdCreate(benchmark::State& state, const char* text) {
 // its first request of a shape any process has searched before.
 void BM_DatabaseHit(benchmark::State& state, const char* text) {
   Spec spec = *ParseSpec(text);
-  absl::StatusOr<Target> target = TargetFor(DetectCpu());
+  absl::StatusOr<Target> target = HostTargetFor(DetectCpu(), std::nullopt);
   RuntimeOptions with_db;
   with_db.db = DbPath();
   {

@@ -57,14 +57,20 @@ absl::StatusOr<int> ThreadsFromEnv() {
   return n;
 }
 
-absl::StatusOr<Target> HostTarget() {
-  AMARENA_ASSIGN_OR_RETURN(std::optional<Isa> max_isa, MaxIsaFromEnv());
-  AMARENA_ASSIGN_OR_RETURN(int threads, ThreadsFromEnv());
-  AMARENA_ASSIGN_OR_RETURN(Target t, TargetFor(DetectCpu(), max_isa));
-  t.workers = threads;
+absl::StatusOr<Target> HostTargetFor(const CpuFeatures& cpu,
+                                     std::optional<Isa> max_isa) {
+  AMARENA_ASSIGN_OR_RETURN(Target t, TargetFor(cpu, max_isa));
   // The prices: stored, shipped or forced (runtime/prices.h); never measured.
   AMARENA_ASSIGN_OR_RETURN(ChosenPrices prices, HostPrices());
   t.cost = prices.table.cost;
+  return t;
+}
+
+absl::StatusOr<Target> HostTarget() {
+  AMARENA_ASSIGN_OR_RETURN(std::optional<Isa> max_isa, MaxIsaFromEnv());
+  AMARENA_ASSIGN_OR_RETURN(int threads, ThreadsFromEnv());
+  AMARENA_ASSIGN_OR_RETURN(Target t, HostTargetFor(DetectCpu(), max_isa));
+  t.workers = threads;
   return t;
 }
 

@@ -27,6 +27,12 @@ absl::StatusOr<std::optional<Isa>> MaxIsaFromEnv();
 // positive integer; anything else is InvalidArgument naming the value.
 absl::StatusOr<int> ThreadsFromEnv();
 
+// TargetFor(cpu, max_isa) with the prices HostPrices() picks for this host:
+// what benchmarks and tools that choose their own ISA cap and thread count
+// build their runtimes with, so they run what a user's process would.
+absl::StatusOr<Target> HostTargetFor(const CpuFeatures& cpu,
+                                     std::optional<Isa> max_isa);
+
 // TargetFor(DetectCpu(), MaxIsaFromEnv()) with ThreadsFromEnv() workers and
 // the prices HostPrices() picks (runtime/prices.h: AMARENA_PRICES, the table
 // stored for this CPU, else a shipped one). TargetFor alone keeps the

@@ -1,5 +1,5 @@
 // amarena itself, through the public C++ API: one Runtime per thread count
-// (its target's workers), capped with TargetFor(cpu, avx2) for the AVX2
+// (its target's workers), capped at AVX2 (HostTargetFor) for the AVX2
 // column, and the kernel for `matmul MxKxN f32` from Runtime::Get.
 #include <map>
 #include <memory>
@@ -37,13 +37,13 @@ class AmarenaPeer : public Peer {
   absl::Status Init(IsaCap cap) override {
     std::optional<Isa> max;
     if (cap == IsaCap::kAvx2) max = Isa::kAvx2;
-    absl::StatusOr<Target> t = TargetFor(DetectCpu(), max);
+    absl::StatusOr<Target> t = HostTargetFor(DetectCpu(), max);
     if (!t.ok()) return t.status();
     target_ = *t;
     choice_ = absl::StrCat("target ", Name(target_.isa),
                            cap == IsaCap::kAvx2
-                               ? " (TargetFor(cpu, avx2))"
-                               : " (TargetFor(cpu): best the CPU has)");
+                               ? " (capped at avx2, host prices)"
+                               : " (best the CPU has, host prices)");
     return absl::OkStatus();
   }
   std::string CpuChoice() const override { return choice_; }
