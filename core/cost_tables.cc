@@ -1,6 +1,6 @@
 // The price tables shipped with amarena: one per CPU the project has run on,
-// each measured there by `amarena calibrate` (or, for the first, by
-// bench/cost_calibration, whose method calibrate follows). The first table is
+// each measured there with `amarena calibrate`'s methods (the first with its
+// clock taken from the FMA rate). The first table is
 // the defaults, CostParams{} (core/target.h), and the fallback for a CPU of a
 // vendor no table is from. runtime/prices.h picks one for the host.
 #include <array>

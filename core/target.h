@@ -21,7 +21,7 @@ absl::string_view Name(Isa isa);
 // Prices of the affine cost model, in units of 1/6 of a core cycle so that
 // every throughput below is an integer. The core prices follow the Zen 4/5
 // optimisation guides; the line prices were measured on the host with
-// bench/cost_calibration (see the README, "Cost model"):
+// the methods of `amarena calibrate` (docs/calibration.md):
 //   two FMA pipes         -> one vector FMA every 0.5 cycle      = 3 units
 //   two ymm loads per cycle (measured)                           = 3 units
 //   two stores per cycle  -> one store every 0.5 cycle           = 3 units
@@ -47,7 +47,7 @@ struct CostParams {
   // dispatch on this VM, not yet calibrated.
   int64_t parallel_setup = 48000;
   // Indexed by the source Level (kGL, kL3, kL2; L1 and VRF unused). Medians
-  // of four runs of bench/cost_calibration on the 2-core Zen 5 host (dense:
+  // of four measurements on the 2-core Zen 5 host (dense:
   // sequential reads; strided: 64-byte pieces down a 4 KiB-pitch column
   // panel, whose lines share one L1 set).
   std::array<int64_t, kNumLevels> line_dense = {42, 15, 6, 0, 0};
@@ -55,7 +55,7 @@ struct CostParams {
   // From DRAM only long runs stream: a plain tile whose rows are shorter than
   // this many bytes is priced strided, however few its rows. Each short row
   // opens a new stream the prefetchers must find again (a loop over such
-  // tiles walks rows a pitch apart). bench/cost_calibration reads a 64 MiB
+  // tiles walks rows a pitch apart). A calibration run reads a 64 MiB
   // matrix as runs of R bytes at a 32 KiB pitch, row after row; one run on
   // the host, as % of reading it sequentially: 15 % at 64 B, 23 % at 128 B,
   // 41 % at 256 B, 45 % at 512 B, 51 % at 1 KiB, 53 % at 2 KiB, 52 % at

@@ -1,7 +1,6 @@
 // Measures the cost model's prices on this host (`amarena calibrate`), in the
 // model's unit of 1/6 core cycle. docs/calibration.md describes each
-// measurement; the methods are those of bench/cost_calibration, shortened to
-// fit in a few seconds and without Google Benchmark.
+// measurement; sized to fit in a few seconds.
 //
 //   absl::StatusOr<Calibration> c = Calibrate();
 //   if (c.ok()) StorePrices(DefaultDbPath(), c->table);  // runtime/prices.h
@@ -32,7 +31,7 @@ struct CalibrationOptions {
 
 struct Calibration {
   // The core clock, from a chain of dependent register adds (one cycle each
-  // on every x86-64 core), and the clock bench/cost_calibration would infer
+  // on every x86-64 core), and the clock one would infer
   // from the ymm FMA rate assuming two FMAs per cycle, for comparison.
   double ghz = 0;
   double ghz_from_fma = 0;
