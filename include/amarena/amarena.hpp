@@ -103,6 +103,14 @@ class Kernel {
   Status PackB(const void* b, void* out, size_t out_bytes) const {
     return Status::FromCode(amarena_kernel_pack_b(k_, b, out, out_bytes));
   }
+  // As PackB, from `src` holding B as K x N (AMARENA_B_KXN) or transposed as
+  // N x K (AMARENA_B_NXK, how checkpoints store weights), `src_ld` elements
+  // between its rows.
+  Status PackBFrom(const void* src, amarena_b_source source, size_t src_ld,
+                   void* out, size_t out_bytes) const {
+    return Status::FromCode(amarena_kernel_pack_b_from(k_, src, source, src_ld,
+                                                       out, out_bytes));
+  }
 
   // The kernel's name, ISA ("avx2", "avx512"), canonical Spec and source
   // ("search", "database", "provisional"); "" for an empty Kernel.
@@ -161,6 +169,18 @@ class Runtime {
   static Status Create(int threads, Runtime* out) {
     amarena_runtime* rt = nullptr;
     Status s = Status::FromCode(amarena_runtime_create(threads, &rt));
+    out->Reset();
+    out->rt_ = rt;
+    return s;
+  }
+
+  // A runtime as `options` say (start from amarena_runtime_options_init):
+  // database path, threads or the engine's own parallel_for, ISA cap, log
+  // callback and verbosity.
+  static Status Create(const amarena_runtime_options& options, Runtime* out) {
+    amarena_runtime* rt = nullptr;
+    Status s = Status::FromCode(
+        amarena_runtime_create_with_options(&options, &rt));
     out->Reset();
     out->rt_ = rt;
     return s;

@@ -99,6 +99,53 @@ TEST(AmarenaHppTest, OwnRuntimePacksB) {
   EXPECT_EQ(after.misses, before.misses);
 }
 
+// A runtime made from options (no database, one thread, a log callback)
+// packs B from the transposed N x K source engines keep weights in.
+TEST(AmarenaHppTest, OptionsRuntimePacksBFromTransposedSource) {
+  amarena_runtime_options options;
+  amarena_runtime_options_init(&options);
+  options.db = "off";
+  options.threads = 1;
+  std::vector<std::string> logged;
+  options.verbosity = 2;
+  options.log = [](void* ctx, int, const char* msg) {
+    static_cast<std::vector<std::string>*>(ctx)->push_back(msg);
+  };
+  options.log_ctx = &logged;
+  amarena::Runtime rt;
+  amarena::Status s = amarena::Runtime::Create(options, &rt);
+  ASSERT_TRUE(s.ok()) << s.message();
+  amarena::Kernel k;
+  s = rt.GetKernel("matmul 7x37x29 f32 b=any", &k);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_FALSE(logged.empty());  // verbosity 2: a line per kernel created
+
+  Matmul mm(7, 37, 29);
+  const size_t ld = 41;  // a pitch past the row: a slice of a wider matrix
+  std::vector<float> bt(29 * ld, 1e30f);  // B transposed: N x K
+  for (int kk = 0; kk < 37; ++kk)
+    for (int j = 0; j < 29; ++j) bt[j * ld + kk] = mm.b[kk * 29 + j];
+  std::vector<unsigned char> packed(k.b_bytes());
+  s = k.PackBFrom(bt.data(), AMARENA_B_NXK, ld, packed.data(), packed.size());
+  ASSERT_TRUE(s.ok()) << s.message();
+  s = k.Run({mm.a.data(), packed.data(), mm.c.data()});
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_LT(mm.Error(), 1e-5f);
+
+  // A source pitch shorter than its rows is an error naming src_ld.
+  s = k.PackBFrom(bt.data(), AMARENA_B_NXK, 36, packed.data(), packed.size());
+  EXPECT_EQ(s.code(), AMARENA_INVALID_ARGUMENT);
+  EXPECT_NE(s.message().find("src_ld"), std::string::npos) << s.message();
+
+  // A bad option is a status naming the field.
+  options.max_isa = "sse2";
+  amarena::Runtime bad;
+  s = amarena::Runtime::Create(options, &bad);
+  EXPECT_EQ(s.code(), AMARENA_INVALID_ARGUMENT);
+  EXPECT_NE(s.message().find("max_isa"), std::string::npos) << s.message();
+  EXPECT_FALSE(bad);
+}
+
 TEST(AmarenaHppTest, BadInputIsAStatus) {
   amarena::Kernel k;
   amarena::Status s = amarena::Kernel::Get("matmul 0x7 f32", &k);
