@@ -5,7 +5,12 @@
 // DRAM read bandwidth) and amarena's cold search + JIT latency per Spec.
 //
 //   ./build/bench/peer_benchmark --isa=avx2 [--peers=amarena,openblas]
-//       [--threads=1,2] [--shapes=64x64x64,...|small] [benchmark flags]
+//       [--threads=1,2] [--shapes=64x64x64,...|small] [--random=N:SEED]
+//       [benchmark flags]
+//
+// --random=N:SEED adds N shapes drawn from SEED (each dimension uniform in
+// 1..2048), printed and stored in the context (random_shapes) so a run is
+// repeatable.
 //
 // scripts/bench.sh runs it once per ISA and turns the JSON into
 // bench/results/. Rows:
@@ -25,9 +30,11 @@
 // are computed once.
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -215,6 +222,8 @@ struct Options {
   std::vector<std::string> peers = PeerNames();
   std::vector<int> threads = {1, 2};
   std::vector<Problem> shapes = AllShapes();
+  std::vector<Problem> random;  // --random, after `shapes`
+  int64_t random_seed = -1;
   bool limits = true, latency = true;
 };
 
@@ -224,6 +233,23 @@ bool ParseFlag(absl::string_view arg, absl::string_view name,
     return false;
   *value = arg;
   return true;
+}
+
+// N shapes from `seed`, each dimension uniform in 1..2048. std::mt19937_64
+// and the arithmetic below give the same shapes on every host (no
+// std::*_distribution, whose output is implementation-defined).
+std::vector<Problem> RandomShapes(int n, uint64_t seed) {
+  std::mt19937_64 g(seed);
+  auto dim = [&g] { return static_cast<int64_t>(g() % 2048) + 1; };
+  std::vector<Problem> out;
+  for (int i = 0; i < n; ++i) {
+    Problem p;
+    p.m = dim();
+    p.k = dim();
+    p.n = dim();
+    out.push_back(p);
+  }
+  return out;
 }
 
 // Our flags (Google Benchmark has already removed its own).
@@ -257,6 +283,16 @@ bool ParseOptions(int argc, char** argv, Options* o) {
           return false;
         o->shapes.push_back(p);
       }
+    } else if (ParseFlag(argv[i], "--random", &v)) {
+      std::vector<absl::string_view> ns = absl::StrSplit(v, ':');
+      int n = 0;
+      uint64_t seed = 0;
+      if (ns.size() != 2 || !absl::SimpleAtoi(ns[0], &n) || n < 0 ||
+          n > 1000 || !absl::SimpleAtoi(ns[1], &seed))
+        return false;
+      std::vector<Problem> r = RandomShapes(n, seed);
+      o->random_seed = static_cast<int64_t>(seed);
+      o->random.insert(o->random.end(), r.begin(), r.end());
     } else if (ParseFlag(argv[i], "--limits", &v)) {
       o->limits = v != "false" && v != "0";
     } else if (ParseFlag(argv[i], "--latency", &v)) {
@@ -283,10 +319,20 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: peer_benchmark [--isa=avx2|best] [--peers=a,b] "
                  "[--threads=1,2] [--shapes=MxKxN,...|small] "
-                 "[--limits=false] [--latency=false] [benchmark flags]\n");
+                 "[--random=N:SEED] [--limits=false] [--latency=false] [benchmark flags]\n");
     return 2;
   }
   const std::string isa(Name(o.cap));
+  if (!o.random.empty()) {
+    std::string list;
+    for (const Problem& p : o.random)
+      absl::StrAppend(&list, list.empty() ? "" : ",", ShapeName(p));
+    std::printf("random shapes (seed %lld): %s\n",
+                static_cast<long long>(o.random_seed), list.c_str());
+    benchmark::AddCustomContext("random_seed", absl::StrCat(o.random_seed));
+    benchmark::AddCustomContext("random_shapes", list);
+    o.shapes.insert(o.shapes.end(), o.random.begin(), o.random.end());
+  }
   benchmark::AddCustomContext("isa_cap", isa);
   benchmark::AddCustomContext("cpu_features", DetectCpu().FeatureList());
 

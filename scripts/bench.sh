@@ -7,6 +7,8 @@
 #   scripts/bench.sh                  # install peers, build, run (~10 min)
 #   SKIP_SETUP=1 scripts/bench.sh     # reuse the existing build
 #   BENCH_ARGS="--shapes=small --threads=1" scripts/bench.sh   # a quick subset
+#   BENCH_RANDOM=20:7 scripts/bench.sh  # 20 random shapes from seed 7 (the
+#                                       # default is 20:1; 0:0 for none)
 # Not part of the test suite: benchmarks are not tests. Close other work first;
 # two-thread figures on a 2-core machine suffer most from anything else running.
 set -euo pipefail
@@ -54,6 +56,6 @@ for isa in avx2 best; do
   ./build/bench/peer_benchmark --isa="$isa" \
     --benchmark_min_time=0.1 --benchmark_repetitions=3 \
     --benchmark_out="$out/peers_$isa.json" --benchmark_out_format=json \
-    ${BENCH_ARGS:-} 2>&1 | tee "$out/peers_$isa.log"
+    --random="${BENCH_RANDOM:-20:1}" ${BENCH_ARGS:-} 2>&1 | tee "$out/peers_$isa.log"
 done
 /usr/bin/python3 scripts/bench_report.py "$out"

@@ -10,6 +10,7 @@ Run by scripts/bench.sh. Needs matplotlib (Debian's python3-matplotlib) for the
 plots; without it, it still writes the tables.
 """
 import json
+import math
 import os
 import sys
 
@@ -211,6 +212,42 @@ def main(out):
                              f"**{r:.2f}×** vs {bn}")
         w("| " + " | ".join(cells) + " |")
     w("")
+    # Geometric means over the fixed suite and the random shapes apart, the
+    # worst ratio, and every loss by name.
+    random_shapes = set()
+    for ctx, _ in data.values():
+        random_shapes |= set(filter(None, ctx.get("random_shapes", "").split(",")))
+    seeds = sorted({ctx.get("random_seed") for ctx, _ in data.values()
+                    if ctx.get("random_seed")})
+    w("### Summary by ISA and threads\n")
+    if random_shapes:
+        w(f"Random shapes: {len(random_shapes)} from seed "
+          f"{', '.join(seeds)} (each dimension uniform in 1..2048): "
+          f"{', '.join(sorted(random_shapes, key=shape_key))}.\n")
+    w("| ISA | threads | shapes | geometric mean | worst | below 0.95× | below 1.0× |")
+    w("|---|---|---|---|---|---|---|")
+    for isa in data:
+        for t in (1, 2):
+            for label, pick in (("suite", lambda s: s not in random_shapes),
+                                ("random", lambda s: s in random_shapes)):
+                rs = [(r, s) for i, tt, s, o, b, bn, r in summary
+                      if i == isa and tt == t and pick(s) and r is not None]
+                if not rs:
+                    continue
+                gm = math.exp(sum(math.log(r) for r, _ in rs) / len(rs))
+                worst = min(rs)
+                w(f"| {isa} | {t} | {label} ({len(rs)}) | {gm:.3f}× | "
+                  f"{worst[0]:.2f}× ({worst[1]}) | "
+                  f"{sum(1 for r, _ in rs if r < 0.95)} | "
+                  f"{sum(1 for r, _ in rs if r < 1)} |")
+    w("")
+    lost = [(r, isa, t, s, bn) for isa, t, s, o, b, bn, r in summary
+            if r is not None and r < 1]
+    if lost:
+        w("Losses (amarena slower than the best peer), worst first:\n")
+        for r, isa, t, s, bn in sorted(lost):
+            w(f"- {s}, {isa}, {t} thread{'s' if t > 1 else ''}: {r:.2f}× {bn}")
+        w("")
     wins = sum(1 for *_, r in summary if r is not None and r >= 1)
     losses = sum(1 for *_, r in summary if r is not None and r < 1)
     w(f"amarena is at least as fast as every peer in {wins} of "
