@@ -30,13 +30,14 @@ PriceTable Zen5() {
 // exposes AVX2+FMA only: 2.8 GHz by dependent adds, 2 ymm FMAs a cycle
 // (4 cycles of latency), 32 KiB L1d, 1 MiB L2, 32 MiB L3. Each price is the
 // median of five runs of `amarena calibrate` while other processes shared
-// the machine's two cores (run to run, DRAM prices moved by up to 15 %).
-// Its L2 delivers about half a line a cycle, half of Zen 5's.
+// the machine's two cores (run to run, DRAM prices moved by up to 15 %);
+// FMA, load and store prices are whole pipes (2 FMAs, 2 loads, 1 store of a
+// ymm a cycle). Its L2 delivers about half a line a cycle, half of Zen 5's.
 PriceTable Zen4() {
   CostParams c;
   c.fma = 3;
   c.load = 3;
-  c.store = 7;
+  c.store = 6;
   c.line_dense = {64, 17, 13, 0, 0};
   c.line_strided = {90, 69, 67, 0, 0};
   c.dram_run_bytes = 256;

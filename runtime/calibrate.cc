@@ -299,6 +299,16 @@ int64_t Units(double cycles) {
   return std::max<int64_t>(1, std::llround(cycles * kUnitsPerCycle));
 }
 
+// The price of an instruction a core issues `per_cycle` of: whole pipes, so
+// that a rate measured a little under or over a whole number (another
+// process's interrupts, a turbo step) gives the same price run after run
+// instead of flipping between two roundings (1.7 and 1.8 loads a cycle
+// would be 4 and 3 units).
+int64_t PerPipeUnits(double per_cycle) {
+  const double pipes = std::max(1.0, std::round(per_cycle));
+  return Units(1 / pipes);
+}
+
 }  // namespace
 
 // Where the rate of R-byte runs reaches about half the sequential rate.
@@ -435,9 +445,9 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   CostParams& m = c.measured;
   const double fma_per_cycle =
       c.fma_zmm_per_cycle > 0 ? c.fma_zmm_per_cycle : c.fma_ymm_per_cycle;
-  m.fma = Units(1 / fma_per_cycle);
-  m.load = Units(1 / c.loads_per_cycle);
-  m.store = Units(1 / c.stores_per_cycle);
+  m.fma = PerPipeUnits(fma_per_cycle);
+  m.load = PerPipeUnits(c.loads_per_cycle);
+  m.store = PerPipeUnits(c.stores_per_cycle);
   const int gl = static_cast<int>(Level::kGL), l3i = static_cast<int>(Level::kL3),
             l2i = static_cast<int>(Level::kL2);
   m.line_dense[gl] = Units(c.levels[3].dense_cycles);
