@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs amarena against the peer libraries (OpenBLAS, BLIS, oneDNN, libxsmm,
-# Eigen, XNNPACK) on the benchmark Specs, one and two threads, AVX2-capped and
-# best ISA, and writes bench/results/: results.md (tables), peers_avx2.png and
-# peers_best.png (plots), peers_*.json (raw Google Benchmark output) and
-# peers_*.log (console output, with each library's CPU choice).
+# Eigen, XNNPACK) on the benchmark Specs and 20 seeded random shapes, one and
+# two threads, AVX2-capped and (where the CPU has AVX-512) best ISA, and writes
+# bench/results/<vendor>-family<F>-model<M>/ (the host's CPU; BENCH_OUT
+# overrides): results.md (tables), peers_*.png (plots), peers_*.json (raw
+# Google Benchmark output) and peers_*.log (console output, with each
+# library's CPU choice).
 #   scripts/bench.sh                  # install peers, build, run (~10 min)
 #   SKIP_SETUP=1 scripts/bench.sh     # reuse the existing build
 #   BENCH_ARGS="--shapes=small --threads=1" scripts/bench.sh   # a quick subset
@@ -16,11 +18,16 @@ cd "$(dirname "$0")/.."
 if [ "${SKIP_SETUP:-0}" != 1 ]; then
   ./scripts/setup.sh
 fi
-cmake --build build -j"$(nproc)" --target peer_benchmark
+cmake --build build -j"$(nproc)" --target peer_benchmark amarena_cli
 # amarena's kernel-creation rows measure a cold search: no search database.
 export AMARENA_DB=off
-out=bench/results
+host=$(./build/tools/amarena cpu | sed -n 's/^identity: *\([^ ]*\) family \([0-9]*\) model \([0-9]*\).*/\1-family\2-model\3/p')
+out=${BENCH_OUT:-bench/results/${host:-unknown-cpu}}
 mkdir -p "$out"
+isas=avx2
+if ./build/tools/amarena cpu | grep -q '^features:.*avx512f'; then
+  isas="avx2 best"
+fi
 
 # Percent of CPU time idle over the next two seconds, all CPUs together.
 idle_pct() {
@@ -48,7 +55,7 @@ wait_quiet() {
 }
 # Three repetitions of at least 0.1 s each; the report uses their medians.
 # ISA caps are per process (OpenBLAS, BLIS and oneDNN fix theirs at load).
-for isa in avx2 best; do
+for isa in $isas; do
   idle=$(wait_quiet)
   echo "$isa: machine ${idle}% idle at the start ($(date -u +%FT%TZ))" \
     >"$out/conditions_$isa.txt"
