@@ -121,12 +121,12 @@ int ExplainCommand(const std::string& text, const ExplainOptions& options) {
                    std::string(code.status().message()).c_str());
       return 1;
     }
-    code_bytes = static_cast<int64_t>((*code)->code_size());
+    code_bytes = static_cast<int64_t>((*code)->total_code_size());
     if (options.code_size)
       std::printf("code: %lld bytes (%s%s)\n",
                   static_cast<long long>(code_bytes),
                   std::string(Name(target->isa)).c_str(),
-                  (*code)->parallel() ? ", one parallel task's" : "");
+                  (*code)->parallel() ? ", every parallel task's" : "");
   }
   if (asm_listing) {
     absl::StatusOr<std::unique_ptr<CompiledKernel>> code =
