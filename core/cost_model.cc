@@ -77,7 +77,7 @@ int64_t RemainderCodeCost(const Spec& rem, const Target& t) {
   const TensorSpec out = rem.Operand(rem.OutputIndex());
   const int64_t vectors = std::min<int64_t>(
       kMaxUnrolledStores, (out.Elements() + t.f32_lanes - 1) / t.f32_lanes);
-  const int64_t per_vector = rem.IsMatmul()           ? 3
+  const int64_t per_vector = rem.IsMatmul()            ? 3
                              : rem.kind == Kind::kMove ? 2
                                                        : 1;
   const int64_t lines = (vectors * per_vector * kBytesPerInstruction + 63) / 64;

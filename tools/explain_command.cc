@@ -7,7 +7,6 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
-
 #include "core/spec_text.h"
 #include "core/status_macros.h"
 #include "jit/compile.h"
@@ -37,9 +36,8 @@ absl::StatusOr<Target> ExplainTarget(const std::string& isa) {
     t = Target::Avx512(caches);
     t.bf16_dot = true;
   } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot explain: --isa is '", isa,
-                     "', must be avx2 or avx512"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot explain: --isa is '", isa, "', must be avx2 or avx512"));
   }
   t.workers = host.workers;
   t.cost = host.cost;

@@ -23,7 +23,8 @@ namespace {
 
 struct Compiled {
   std::unique_ptr<CompiledKernel> kernel;
-  std::string listing;  // one instruction per line (a parallel kernel: its first task)
+  // One instruction per line (a parallel kernel: its first task's).
+  std::string listing;
 };
 
 Compiled CompileFor(Isa isa, int workers, const std::string& text) {
