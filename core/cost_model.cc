@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/kernels.h"
 #include "core/status_macros.h"
 
 namespace amarena {
@@ -52,7 +53,53 @@ int64_t SideBySideRuns(const Spec& spec, const LoopInfo& loop,
   return 0;
 }
 
+// Code size. A loop's remainder is code emitted a second time beside its
+// body, and chains of them (a 16-row copy split 12 + 4, 12 split 8 + 4, ...)
+// unroll a whole tile into straight-line code that a counted loop runs from
+// one body. Each remainder is charged its estimated code, as lines fetched
+// from L2 on every run: kernels unroll at most kMaxUnrolledStores vectors
+// (core/kernels.h) and loop beyond, so the estimate is capped there:
+//   vectors of the output, at most kMaxUnrolledStores, times the
+//   instructions per vector (move: load + store; zero: store; matmul: load,
+//   FMA, store of the accumulator), times kBytesPerInstruction, in 64-byte
+//   lines, each at the dense L2 line price.
+// The estimate depends on the remainder's Spec only (not on the tree chosen
+// for it), so a loop's cost stays its children's costs plus a constant: the
+// DP stays exact. Loops that move a register tile are not charged: they are
+// unrolled by necessity (registers are bound statically) and their copies
+// are the microkernel itself; parallel loops are not either (their
+// remainder is one task, run once).
+// A VEX/EVEX vector instruction with a base+disp32 address: 5 to 9 bytes, 6
+// in the listings of this generator's kernels.
+constexpr int64_t kBytesPerInstruction = 6;
+
+int64_t RemainderCodeCost(const Spec& rem, const Target& t) {
+  const TensorSpec out = rem.Operand(rem.OutputIndex());
+  const int64_t vectors = std::min<int64_t>(
+      kMaxUnrolledStores, (out.Elements() + t.f32_lanes - 1) / t.f32_lanes);
+  const int64_t per_vector = rem.IsMatmul()            ? 3
+                             : rem.kind == Kind::kMove ? 2
+                                                       : 1;
+  const int64_t lines = (vectors * per_vector * kBytesPerInstruction + 63) / 64;
+  return lines * t.cost.Line(Level::kL2, true);
+}
+
+bool MovesRegisters(const Spec& spec, const LoopInfo& loop) {
+  for (int i = 0; i < spec.NumOperands(); ++i)
+    if (OperandAxis(spec, i, loop.dim) != Axis::kNone &&
+        spec.aux[i].level == Level::kVRF)
+      return true;
+  return false;
+}
+
 }  // namespace
+
+int64_t RemainderCode(const Spec& spec, const Expansion& e, const Target& t) {
+  if (e.type != NodeType::kLoop || e.children.size() != 2 || e.loop.parallel ||
+      MovesRegisters(spec, e.loop))
+    return 0;
+  return RemainderCodeCost(e.children[1], t);
+}
 
 std::optional<Budget> AllocChildBudget(const Spec& spec, const AllocInfo& a) {
   AMARENA_CHECK(spec.budget.has_value());
@@ -106,6 +153,7 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
       c.main = loop.full_iters * (children[0].main + back_edge);
       if (children.size() == 2) c.main += children[1].main;
       c.main += SideBySideRuns(spec, loop, t);
+      c.main += RemainderCode(spec, e, t);
       if (loop.counter_in_reg) {
         c.peak.gpr = children[0].peak.gpr + 1;
         if (children.size() == 2)

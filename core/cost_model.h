@@ -5,8 +5,10 @@
 // over Specs is exact.
 //   Loop   : counted: F * (body + back-edge) + remainder; unrolled: F * body +
 //            remainder (back-edge: loop_iteration, or loop_iteration_stack
-//            when the counter is in a stack slot); parallel: ceil(tasks /
-//            workers) * the slower of body and remainder + parallel_setup
+//            when the counter is in a stack slot); a serial loop that does
+//            not move a register tile also pays for its remainder's code
+//            (RemainderCode); parallel: ceil(tasks / workers) * the slower
+//            of body and remainder + parallel_setup
 //   Block  : sum of children
 //   Alloc  : view: lines * price(source level, dense or strided; from GL a
 //            plain tile with rows shorter than dram_run_bytes is strided)
@@ -42,6 +44,13 @@ std::optional<Budget> AllocChildBudget(const Spec& spec, const AllocInfo& a);
 
 // The budget a loop leaves child `i` (0 = body, 1 = remainder).
 Budget LoopChildBudget(const Budget& b, const LoopInfo& loop, int i);
+
+// What a loop pays for the code of its remainder, emitted beside its body:
+// the remainder's estimated code (from its Spec alone, so the DP stays exact),
+// in 64-byte lines at the dense L2 price, on every run. 0 for other nodes, for
+// loops without a remainder, parallel loops and loops that move a register
+// tile (unrolled by necessity).
+int64_t RemainderCode(const Spec& spec, const Expansion& e, const Target& t);
 
 Cost ComposeCost(const Spec& spec, const Expansion& e,
                  std::span<const Cost> children, const Target& t);

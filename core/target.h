@@ -87,7 +87,7 @@ struct CostParams {
     return (dense ? line_dense : line_strided)[static_cast<int>(from)];
   }
 };
-inline constexpr int kCostModelVersion = 9;
+inline constexpr int kCostModelVersion = 10;
 // Versions what the generator makes of a tree (the search space, the JIT):
 // part of every cache key and of the on-disk database's identity.
 inline constexpr int kGeneratorVersion = 5;

@@ -117,6 +117,12 @@ const void* CompiledKernel::code() const {
 size_t CompiledKernel::code_size() const {
   return tasks_.empty() ? code_.size() : tasks_[0]->code_size();
 }
+size_t CompiledKernel::total_code_size() const {
+  size_t bytes = code_.size();
+  for (const std::unique_ptr<CompiledKernel>& task : tasks_)
+    bytes += task->total_code_size();
+  return bytes;
+}
 
 namespace {
 

@@ -66,6 +66,9 @@ class CompiledKernel {
   // A parallel kernel's code is its tasks' (code() of a task kernel).
   const void* code() const;
   size_t code_size() const;
+  // All the code: a parallel kernel's tasks together (full tile and
+  // remainder tile).
+  size_t total_code_size() const;
   const std::string& name() const { return name_; }
   bool parallel() const { return !tasks_.empty(); }
 

@@ -116,7 +116,25 @@ Reg64 Emitter::AllocGpr() {
   free_gprs_.pop_back();
   return Reg64(r);
 }
-void Emitter::FreeGpr(const Reg64& r) { free_gprs_.push_back(r.getIdx()); }
+void Emitter::FreeGpr(const Reg64& r) {
+  // Its value is dead: what it was owed is never paid.
+  owed_[static_cast<size_t>(r.getIdx())] = 0;
+  free_gprs_.push_back(r.getIdx());
+}
+
+void Emitter::PayOwed() {
+  for (size_t i = 0; i < owed_.size(); ++i) {
+    const int64_t bytes = owed_[i];
+    if (bytes == 0) continue;
+    owed_[i] = 0;
+    const Reg64 r(static_cast<int>(i));
+    if (bytes > 0) {
+      add(r, Disp32(bytes));
+    } else {
+      sub(r, Disp32(-bytes));
+    }
+  }
+}
 
 namespace {
 
@@ -167,8 +185,10 @@ void Emitter::EmitFunction(const ImplNode& root,
     views.push_back(v);
   }
   Lower(root, views);
+  // The operand bases are dead now: what they are owed is dropped with them.
   for (const View& v : views) FreeGpr(v.base);
   if (scratch_bytes_ > 0) FreeGpr(scratch_);
+  for (int64_t bytes : owed_) AMARENA_JIT_CHECK(bytes == 0);
   vzeroupper();
   for (int i = static_cast<int>(std::size(kSaved)) - 1; i >= 0; --i)
     pop(kSaved[i]);
@@ -188,6 +208,7 @@ void Emitter::EmitFunction(const ImplNode& root,
 }
 
 void Emitter::Lower(const ImplNode& node, std::span<const View> views) {
+  PayOwed();
   switch (node.how.type) {
     case NodeType::kLoop:
       return LowerLoop(node, views);
@@ -282,8 +303,10 @@ void Emitter::LowerLoop(const ImplNode& node, std::span<const View> views) {
   Xbyak::Label top;
   L(top);
   Lower(*node.children[0], body);
+  // Folded with what the body still owes (its own loops' restores).
   for (int i = 0; i < n; ++i)
-    if (step[i]) add(views[i].base, Disp32(step[i]));
+    if (step[i]) Owe(views[i].base, step[i]);
+  PayOwed();
   if (in_reg) {
     dec(counter);
     FreeGpr(counter);
@@ -300,8 +323,9 @@ void Emitter::LowerLoop(const ImplNode& node, std::span<const View> views) {
     if (step[i])
       points_[static_cast<size_t>(views[i].base.getIdx())] =
           saved[static_cast<size_t>(i)];
+  // Owed, not emitted: the enclosing loop's bump may cancel it.
   for (int i = 0; i < n; ++i)
-    if (step[i]) sub(views[i].base, Disp32(step[i] * loop.full_iters));
+    if (step[i]) Owe(views[i].base, -step[i] * loop.full_iters);
 }
 
 void Emitter::LowerAlloc(const ImplNode& node, std::span<const View> views) {

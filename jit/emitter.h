@@ -10,7 +10,11 @@
 // Buffers (packing copies) live in a scratch area the caller passes after the
 // operands; they are carved out of it in a stack discipline.
 // Loops bump base registers in place and restore them afterwards, so after any
-// node is emitted every base register holds what it held before. Register tiles
+// node is emitted every base register holds what it held before, once the
+// bumps it still owes are paid: a loop's restoring `sub` is deferred until
+// the next node is emitted, so that when the next code is the enclosing loop's
+// own `add` of a step the two fold into one instruction (or none when they
+// cancel), and a register freed meanwhile never pays at all. Register tiles
 // are bound when their Alloc is entered and freed on exit (a stack discipline),
 // and loops that move a register tile are unrolled, so the VRF budget the
 // search respected is exactly the number of registers the emitter hands out.
@@ -107,6 +111,15 @@ class Emitter : public Xbyak::CodeGenerator {
   void LimitGprs(size_t n);
   void FreeGpr(const Xbyak::Reg64& r);
 
+  // Deferred pointer bumps: Owe adds `bytes` to what GPR r must still be
+  // moved by; PayOwed emits one add (or sub) per register owed a nonzero
+  // amount. Every node pays what it finds owed before it emits code, so no
+  // access ever sees a register that is owed a bump.
+  void Owe(const Xbyak::Reg64& r, int64_t bytes) {
+    owed_[static_cast<size_t>(r.getIdx())] += bytes;
+  }
+  void PayOwed();
+
   const Target& target() const { return target_; }
 
   // Vector register r at the target's width: ymm (AVX2) or zmm (AVX-512).
@@ -171,6 +184,8 @@ class Emitter : public Xbyak::CodeGenerator {
     int64_t lo = 0, hi = 0;
   };
   std::array<Points, 16> points_{};
+  // Bytes each GPR (by index) is still to be moved by (Owe).
+  std::array<int64_t, 16> owed_{};
   std::array<Range, 4> touched_{};
 };
 

@@ -28,9 +28,17 @@ int CpuCommand(bool json);
 // Measures this host's prices; `save`: stores them in the search database.
 int CalibrateCommand(bool json, bool save);
 
-// `schedule` non-empty: replay those decisions instead of searching.
-int ExplainCommand(const std::string& spec, const std::string& schedule,
-                   bool asm_listing, bool json);
+struct ExplainOptions {
+  // Non-empty: replay those decisions instead of searching.
+  std::string schedule;
+  bool asm_listing = false;  // print the machine code
+  bool code_size = false;    // print the code's size
+  bool json = false;
+  // "avx2" or "avx512": that target on this host's caches, prices and
+  // threads, whatever the CPU runs; empty: the host's.
+  std::string isa;
+};
+int ExplainCommand(const std::string& spec, const ExplainOptions& options);
 
 // action: stats, path, check or clear.
 int DbCommand(const std::string& action, bool json);

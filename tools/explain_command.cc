@@ -1,8 +1,12 @@
 // amarena explain SPEC: run the search only and show what it chose and why it
 // costs what it does: one node per line with its Spec, cost and peak use per
-// level, then the search statistics; with --asm, the machine code too.
+// level, then the search statistics; with --asm, the machine code too, with
+// --code-size its size. --isa avx2|avx512 searches and compiles for that ISA
+// whatever the host has (the host's caches, prices and threads): explain never
+// runs the code, so AVX-512 kernels can be inspected on an AVX2 machine.
 #include <cstdio>
 
+#include "absl/strings/str_cat.h"
 #include "core/spec_text.h"
 #include "core/status_macros.h"
 #include "jit/compile.h"
@@ -16,10 +20,38 @@
 
 namespace amarena::tools {
 
-int ExplainCommand(const std::string& text, const std::string& schedule,
-                   bool asm_listing, bool json) {
+namespace {
+
+// The host's target, or one of `isa` on the host's caches, prices and threads.
+absl::StatusOr<Target> ExplainTarget(const std::string& isa) {
+  AMARENA_ASSIGN_OR_RETURN(Target host, HostTarget());
+  if (isa.empty()) return host;
+  const CacheSizes caches{.l1d = host.l1_lines * 64,
+                          .l2 = host.l2_lines * 64,
+                          .l3 = host.l3_lines * 64};
+  Target t;
+  if (isa == "avx2") {
+    t = Target::Avx2(caches);
+  } else if (isa == "avx512") {
+    t = Target::Avx512(caches);
+    t.bf16_dot = true;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot explain: --isa is '", isa, "', must be avx2 or avx512"));
+  }
+  t.workers = host.workers;
+  t.cost = host.cost;
+  return t;
+}
+
+}  // namespace
+
+int ExplainCommand(const std::string& text, const ExplainOptions& options) {
+  const std::string& schedule = options.schedule;
+  const bool asm_listing = options.asm_listing;
+  const bool json = options.json;
   absl::StatusOr<SpecRequest> request = ParseRequest(text);
-  absl::StatusOr<Target> target = HostTarget();
+  absl::StatusOr<Target> target = ExplainTarget(options.isa);
   absl::Status bad = !request.ok() ? request.status() : target.status();
   if (!bad.ok()) {
     std::fprintf(stderr, "amarena: %s\n", std::string(bad.message()).c_str());
@@ -78,6 +110,22 @@ int ExplainCommand(const std::string& text, const std::string& schedule,
         static_cast<long long>(memo.specs_answered), per_box,
         static_cast<long long>(memo.keys), memo.bytes / 1024.0);
   }
+  int64_t code_bytes = -1;
+  if (asm_listing || options.code_size) {
+    absl::StatusOr<std::unique_ptr<CompiledKernel>> code =
+        Compile(**impl, *target, KernelName(root));
+    if (!code.ok()) {
+      std::fprintf(stderr, "amarena: %s\n",
+                   std::string(code.status().message()).c_str());
+      return 1;
+    }
+    code_bytes = static_cast<int64_t>((*code)->total_code_size());
+    if (options.code_size)
+      std::printf("code: %lld bytes (%s%s)\n",
+                  static_cast<long long>(code_bytes),
+                  std::string(Name(target->isa)).c_str(),
+                  (*code)->parallel() ? ", every parallel task's" : "");
+  }
   if (asm_listing) {
     absl::StatusOr<std::unique_ptr<CompiledKernel>> code =
         Compile(**impl, *target, KernelName(root));
@@ -112,6 +160,8 @@ int ExplainCommand(const std::string& text, const std::string& schedule,
     j.Add("memo_specs_per_box", per_box);
     j.Add("memo_bytes", memo.bytes);
     j.Add("nodes", static_cast<int64_t>(CountNodes(**impl)));
+    j.Add("isa", Name(target->isa));
+    if (code_bytes >= 0) j.Add("code_bytes", code_bytes);
     std::printf("%s\n", j.str().c_str());
   }
   return 0;

@@ -1,7 +1,8 @@
 // The amarena command-line tool.
 //
 //   amarena run "matmul 256x256x256 f32" [--reps N] [--schedule S] [--json]
-//   amarena explain "matmul 256x256x256 f32" [--asm] [--schedule S] [--json]
+//   amarena explain "matmul 256x256x256 f32" [--asm] [--code-size]
+//                 [--isa avx2|avx512] [--schedule S] [--json]
 //   amarena cpu [--json]
 //   amarena calibrate [--json] [--save|--no-save]
 //   amarena db stats|path|check|clear [--json]
@@ -49,17 +50,23 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--json", run.json,
                     "print one JSON object as the last line");
 
-  std::string explain_spec, explain_schedule;
-  bool explain_json = false, explain_asm = false;
+  std::string explain_spec;
+  amarena::tools::ExplainOptions explain;
   CLI::App* explain_cmd = app.add_subcommand(
       "explain",
       "search only: the chosen tree with each node's Spec, cost and peaks");
   explain_cmd->add_option("spec", explain_spec, "the Spec")->required();
-  explain_cmd->add_flag("--json", explain_json,
+  explain_cmd->add_flag("--json", explain.json,
                         "print one JSON object as the last line");
-  explain_cmd->add_flag("--asm", explain_asm,
+  explain_cmd->add_flag("--asm", explain.asm_listing,
                         "also JIT the tree and print its machine code");
-  explain_cmd->add_option("--schedule", explain_schedule, kScheduleHelp);
+  explain_cmd->add_flag("--code-size", explain.code_size,
+                        "also JIT the tree and print its code size in bytes");
+  explain_cmd->add_option(
+      "--isa", explain.isa,
+      "search and compile for avx2 or avx512 whatever this CPU has (the "
+      "code is never run), with this host's caches, prices and threads");
+  explain_cmd->add_option("--schedule", explain.schedule, kScheduleHelp);
 
   bool cpu_json = false;
   CLI::App* cpu_cmd =
@@ -138,7 +145,6 @@ int main(int argc, char** argv) {
   if (*precompute_cmd)
     return amarena::tools::PrecomputeCommand(precompute_specs, precompute_json);
   if (*explain_cmd)
-    return amarena::tools::ExplainCommand(explain_spec, explain_schedule,
-                                          explain_asm, explain_json);
+    return amarena::tools::ExplainCommand(explain_spec, explain);
   return 2;
 }

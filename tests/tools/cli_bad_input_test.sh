@@ -45,4 +45,20 @@ if [ $? -ne 0 ] || ! grep -q "^b layout: row .*cost=" <<<"$out" ||
 else
   echo "ok:   explain b=any -> $(grep '(chosen)' <<<"$out")"
 fi
+# explain --isa: an unknown ISA is bad input; avx512 compiles (never runs) on
+# any host and reports the code size.
+err=$("$amarena" explain "matmul 4x4x4 f32" --isa sse 2>&1 >/dev/null)
+if [ $? -ne 2 ] || ! grep -qF -- "--isa is 'sse', must be avx2 or avx512" <<<"$err"; then
+  echo "FAIL: explain --isa sse: $err"
+  fail=1
+else
+  echo "ok:   explain --isa sse -> $err"
+fi
+out=$("$amarena" explain "matmul 64x64x64 f32" --isa avx512 --code-size 2>&1)
+if [ $? -ne 0 ] || ! grep -q "^code: [1-9][0-9]* bytes (avx512" <<<"$out"; then
+  echo "FAIL: explain --isa avx512 --code-size: $out"
+  fail=1
+else
+  echo "ok:   explain --isa avx512 --code-size -> $(grep '^code:' <<<"$out")"
+fi
 exit $fail

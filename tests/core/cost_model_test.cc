@@ -1,0 +1,92 @@
+// The cost model's code-size term (core/cost_model.h, RemainderCode): which
+// loops pay for their remainder's code, that the charge depends on the Spec
+// alone, and the trees it leads the search to (counted loops, not chains of
+// unrolled remainders).
+#include "core/cost_model.h"
+
+#include "core/spec_text.h"
+#include "gtest/gtest.h"
+#include "search/rewrites/registry.h"
+#include "search/search.h"
+#include "tests/testing/impl_walk.h"
+#include "tests/testing/random_specs.h"
+
+namespace amarena {
+namespace {
+
+Target Avx2() {
+  return Target::Avx2({.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20});
+}
+
+bool MovesRegisters(const Spec& s, const LoopInfo& loop) {
+  for (int i = 0; i < s.NumOperands(); ++i)
+    if (OperandAxis(s, i, loop.dim) != Axis::kNone &&
+        s.aux[i].level == Level::kVRF)
+      return true;
+  return false;
+}
+
+// Serial loops over memory with a remainder pay for it, the same whatever
+// their children cost; other nodes pay nothing.
+TEST(CostModelTest, OnlySerialMemoryLoopsWithARemainderPayForItsCode) {
+  Target t = Avx2();
+  t.workers = 2;
+  int charged = 0, free = 0;
+  std::vector<Spec> specs;
+  for (const Spec& user : testing::RandomMatmuls(20, 100, /*seed=*/11))
+    specs.push_back(t.Bind(user));
+  specs.push_back(*ParseSpec("move 16x256 f32 dst=l3,p16"));
+  specs.push_back(*ParseSpec("move 3x40 f32 src=l1 dst=vrf,v8"));
+  for (const Spec& s : specs) {
+    const Spec bound = s.budget ? s : t.Bind(s);
+    for (const Candidate& c : EnumerateCandidates(bound, t)) {
+      const Expansion& e = c.expansion;
+      const int64_t code = RemainderCode(bound, e, t);
+      const bool pays = e.type == NodeType::kLoop && e.children.size() == 2 &&
+                        !e.loop.parallel && !MovesRegisters(bound, e.loop);
+      EXPECT_EQ(code > 0, pays) << PrintSpec(bound);
+      (pays ? charged : free) += 1;
+      if (e.type != NodeType::kLoop) continue;
+      // A constant: the same cost on top of cheap and of dear children.
+      std::vector<Cost> cheap(e.children.size()), dear(e.children.size());
+      for (Cost& k : dear) k.main = 1000;
+      const int64_t extra_cheap = ComposeCost(bound, e, cheap, t).main;
+      const int64_t extra_dear = ComposeCost(bound, e, dear, t).main;
+      if (!e.loop.parallel) {
+        const int64_t copies = e.loop.full_iters + (e.children.size() - 1);
+        EXPECT_EQ(extra_dear - extra_cheap, 1000 * copies) << PrintSpec(bound);
+      }
+    }
+  }
+  EXPECT_GT(charged, 10);
+  EXPECT_GT(free, 10);
+}
+
+// Packing copies and zero fills too large for one kernel (more than
+// kMaxUnrolledStores vectors) are counted loops without remainders, not a tile
+// split 12 + 4, 8 + 4, ... into straight-line copies.
+TEST(CostModelTest, PackingCopiesAreCountedLoops) {
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    Target t = Avx2();
+    if (isa == Isa::kAvx512)
+      t = Target::Avx512({.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20});
+    Searcher searcher(t);
+    for (const char* text :
+         {"move 16x256 f32 dst=l3,p16", "move 32x128 f32 dst=l2,p16",
+          "zero 48x64 f32 out=l1"}) {
+      absl::StatusOr<ImplPtr> best = searcher.Solve(t.Bind(*ParseSpec(text)));
+      ASSERT_TRUE(best.ok()) << text << ": " << best.status();
+      int counted = 0, remainders = 0;
+      testing::ForEachNode(**best, [&](const ImplNode& n) {
+        if (n.how.type != NodeType::kLoop) return;
+        counted += !n.how.loop.unrolled;
+        remainders += n.HasRemainder();
+      });
+      EXPECT_GE(counted, 1) << text << "\n" << PrintImpl(**best);
+      EXPECT_EQ(remainders, 0) << text << "\n" << PrintImpl(**best);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace amarena
