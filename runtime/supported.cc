@@ -103,10 +103,6 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
         DTypesText(s),
         ", must be f32, bf16*bf16->f32 or f32*bf16->f32 (other combinations "
         "are not implemented)"));
-  if (s.b != 1)
-    return absl::UnimplementedError(
-        absl::StrCat("cannot create kernel for ", PrintSpec(s), ": batch is ",
-                     s.b, ", must be 1 (batch is not implemented yet)"));
   if (s.budget) {
     Budget max = t.MaxBudget();
     if (!s.budget->FitsIn(max))
