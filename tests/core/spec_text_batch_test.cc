@@ -26,7 +26,7 @@ TEST(SpecTextBatchTest, BatchesPrintCanonically) {
       {"matmul 4x64x32x16 f32 sb=0", "matmul 4x64x32x16 f32 sb=0"},
       // The dense strides are unsaid: M*K, K*N, M*N elements.
       {"matmul 4x64x32x16 f32 sa=2048 sb=512 sc=1024", "matmul 4x64x32x16 f32"},
-      {"matmul 4x8x4x2 f32 sc=16 sa=0", "matmul 4x8x4x2 f32 sa=0 sc=16"},
+      {"matmul 4x8x4x2 f32 sc=17 sa=0", "matmul 4x8x4x2 f32 sa=0 sc=17"},
       // With a leading dimension, dense is the outer rows times ld.
       {"matmul 3x8x4x2 f32 lda=5 sa=40", "matmul 3x8x4x2 f32 lda=5"},
       {"matmul 3x8x4x2 f32 lda=5 sa=39", "matmul 3x8x4x2 f32 lda=5 sa=39"},

@@ -102,7 +102,9 @@ TEST_P(BatchKernels, SharedBIsPackedAboveTheBatchLoop) {
     ASSERT_TRUE(k.ok()) << k.status();
     int batch_loops = 0, packs_of_b = 0, packs_below = 0;
     testing::ForEachNode((*k)->impl(), [&](const ImplNode& n) {
-      if (n.how.type == NodeType::kKernel) EXPECT_EQ(n.spec.b, 1);
+      if (n.how.type == NodeType::kKernel) {
+        EXPECT_EQ(n.spec.b, 1);
+      }
       if (n.how.type == NodeType::kLoop && n.how.loop.dim == Dim::kB)
         ++batch_loops;
       if (n.how.type == NodeType::kAlloc &&
