@@ -64,8 +64,8 @@ Exact ExactElement(const Spec& s, void* const* ops, const void* out_before,
       const int64_t a0 = q * s.BatchStride(0), b0 = q * s.BatchStride(1);
       double sum = init, scale = std::fabs(init);
       for (int64_t kk = 0; kk < s.k; ++kk) {
-        double p = static_cast<double>(ReadElement(ops[0], a.aux.dtype,
-                                                   a0 + a.Offset(i, kk))) *
+        double p = static_cast<double>(
+                       ReadElement(ops[0], a.aux.dtype, a0 + a.Offset(i, kk))) *
                    ReadElement(ops[1], b.aux.dtype, b0 + b.Offset(kk, j));
         sum += p;
         scale += std::fabs(p);
@@ -119,9 +119,9 @@ Verdict CheckAgainstReference(const Spec& s, const Operands& ops,
                               const std::vector<uint8_t>& output_before) {
   const int o = s.OutputIndex();
   TensorSpec out = s.Operand(o);
-  AMARENA_CHECK(output_before.size() ==
-                static_cast<size_t>(s.BatchedElements(o) *
-                                    SizeOf(out.aux.dtype)));
+  AMARENA_CHECK(
+      output_before.size() ==
+      static_cast<size_t>(s.BatchedElements(o) * SizeOf(out.aux.dtype)));
   Verdict v;
   v.tolerance =
       (static_cast<double>(s.IsMatmul() ? s.k : 1) + 4) * std::ldexp(1.0, -23);

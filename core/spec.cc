@@ -85,13 +85,14 @@ std::array<uint64_t, kPackedWords> PackProblem(const Spec& s) {
   auto bs = [&](int i) {
     return static_cast<uint64_t>(s.batch_stride[static_cast<size_t>(i)] + 1);
   };
-  return {
-      static_cast<uint64_t>(s.m) | static_cast<uint64_t>(s.k) << 31 |
-          static_cast<uint64_t>(s.kind) << 62,
-      static_cast<uint64_t>(s.n) | static_cast<uint64_t>(s.b) << 31 |
-          static_cast<uint64_t>(s.serial) << 62,
-      PackAux(s.aux[0]) | PackAux(s.aux[1]) << 21 | PackAux(s.aux[2]) << 42,
-      ld(0) | ld(1) << 32, ld(2) | bs(0) << 32, bs(1) | bs(2) << 32};
+  return {static_cast<uint64_t>(s.m) | static_cast<uint64_t>(s.k) << 31 |
+              static_cast<uint64_t>(s.kind) << 62,
+          static_cast<uint64_t>(s.n) | static_cast<uint64_t>(s.b) << 31 |
+              static_cast<uint64_t>(s.serial) << 62,
+          PackAux(s.aux[0]) | PackAux(s.aux[1]) << 21 | PackAux(s.aux[2]) << 42,
+          ld(0) | ld(1) << 32,
+          ld(2) | bs(0) << 32,
+          bs(1) | bs(2) << 32};
 }
 
 Spec Canonical(Spec s) {

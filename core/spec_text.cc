@@ -112,7 +112,7 @@ class Parser {
                             Spec& s);
   absl::Status ParseBudget(absl::string_view v, Spec& s);
   absl::Status ApplyLd(int i, int64_t ld, Spec& s) const;
-  absl::Status CheckStride(int i, Spec& s) const;
+  absl::Status CheckStride(int i, const Spec& s) const;
   absl::Status CheckSizes(const Spec& s) const;
 
   absl::string_view text_;
@@ -331,7 +331,7 @@ absl::Status Parser::ApplyLd(int i, int64_t ld, Spec& s) const {
 
 // Once the leading dimensions are applied: C's matrices must not overlap
 // (inputs may: sb=0 is one B for the whole batch).
-absl::Status Parser::CheckStride(int i, Spec& s) const {
+absl::Status Parser::CheckStride(int i, const Spec& s) const {
   const std::string key =
       absl::StrCat("s", OperandNames(s.kind)[static_cast<size_t>(i)]);
   const int64_t st = s.batch_stride[static_cast<size_t>(i)];
@@ -345,14 +345,15 @@ absl::Status Parser::CheckStride(int i, Spec& s) const {
   if (st >= stored) return absl::OkStatus();
   // Side by side within one pitch: the matrices' outer rows interleave,
   // each batch element taking its own columns (rows) of every outer row.
-  const int64_t inner = t.InnerExtent(), pitch = t.layout().Pitch(t.rows, t.cols);
+  const int64_t inner = t.InnerExtent(),
+                pitch = t.layout().Pitch(t.rows, t.cols);
   if (!t.layout().packed() && st >= inner && (s.b - 1) * st + inner <= pitch)
     return absl::OkStatus();
-  return Error(absl::StrCat(
-      key, " is ", st, ", must be at least ", stored,
-      " (C's matrices one after another) or, with ldc, at least ", inner,
-      " with all ", s.b, " side by side within ldc (", pitch,
-      "): the batch's outputs must not overlap"));
+  return Error(
+      absl::StrCat(key, " is ", st, ", must be at least ", stored,
+                   " (C's matrices one after another) or, with ldc, at least ",
+                   inner, " with all ", s.b, " side by side within ldc (",
+                   pitch, "): the batch's outputs must not overlap"));
 }
 
 absl::Status Parser::CheckSizes(const Spec& s) const {
@@ -364,8 +365,7 @@ absl::Status Parser::CheckSizes(const Spec& s) const {
     // what the JIT addresses: below 2^63 for dims, leading dimensions and
     // batch strides below 2^31, so the sum of products fits in 128 bits.
     const int64_t st = s.batch_stride[static_cast<size_t>(i)];
-    const __int128 stride =
-        st == Spec::kDenseBatch ? DenseBatchStride(t) : st;
+    const __int128 stride = st == Spec::kDenseBatch ? DenseBatchStride(t) : st;
     __int128 bytes =
         ((s.b - 1) * stride + t.StoredElements()) * SizeOf(t.aux.dtype);
     if (bytes > kMaxOperandBytes)
@@ -433,8 +433,8 @@ absl::StatusOr<Spec> Parser::Parse() {
       if (st < 0)
         return Error(absl::StrCat(key, " is ", st, ", must be at least 0"));
       if (st > INT32_MAX)
-        return Error(absl::StrCat(key, " is ", st, ", must be at most ",
-                                  INT32_MAX));
+        return Error(
+            absl::StrCat(key, " is ", st, ", must be at most ", INT32_MAX));
       s.batch_stride[static_cast<size_t>(o)] = st;
       strides[o] = true;
     } else if (absl::StartsWith(key, "ld")) {  // no operand's name does

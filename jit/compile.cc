@@ -121,8 +121,8 @@ size_t CompiledKernel::code_size() const {
 namespace {
 
 // The emitter's bounds audit against what each region holds: an operand's
-// stored bytes over its whole batch (when it is the whole operand, not a tile of a larger one at a
-// pitch), the scratch area's size.
+// stored bytes over its whole batch (when it is the whole operand, not a tile
+// of a larger one at a pitch), the scratch area's size.
 absl::Status CheckBounds(const jit::Emitter& gen, const Spec& s,
                          const CompileOptions& options) {
   for (int r = 0; r <= jit::Emitter::kScratchRegion; ++r) {

@@ -330,8 +330,9 @@ size_t amarena_kernel_batch_stride_bytes(const amarena_kernel* k, int i) {
   if (k == nullptr) return 0;
   const amarena::Spec& s = k->kernel->spec();
   if (i < 0 || i >= s.NumOperands()) return 0;
-  return static_cast<size_t>(amarena::BatchStep(s, i, 1) *
-                             amarena::SizeOf(s.aux[static_cast<size_t>(i)].dtype));
+  return static_cast<size_t>(
+      amarena::BatchStep(s, i, 1) *
+      amarena::SizeOf(s.aux[static_cast<size_t>(i)].dtype));
 }
 
 size_t amarena_kernel_b_bytes(const amarena_kernel* k) {

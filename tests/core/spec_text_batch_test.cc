@@ -59,9 +59,9 @@ TEST(SpecTextBatchTest, BatchesPrintCanonically) {
 
 TEST(SpecTextBatchTest, StridesKeyTheProblem) {
   const char* const texts[] = {
-      "matmul 4x8x4x2 f32",       "matmul 4x8x4x2 f32 sb=0",
-      "matmul 4x8x4x2 f32 sa=0",  "matmul 4x8x4x2 f32 sc=17",
-      "matmul 4x8x4x2 f32 sb=9",  "matmul 5x8x4x2 f32",
+      "matmul 4x8x4x2 f32",      "matmul 4x8x4x2 f32 sb=0",
+      "matmul 4x8x4x2 f32 sa=0", "matmul 4x8x4x2 f32 sc=17",
+      "matmul 4x8x4x2 f32 sb=9", "matmul 5x8x4x2 f32",
       "matmul 8x4x2 f32",
   };
   for (const char* x : texts) {
@@ -69,7 +69,8 @@ TEST(SpecTextBatchTest, StridesKeyTheProblem) {
       absl::StatusOr<Spec> sx = ParseSpec(x), sy = ParseSpec(y);
       ASSERT_THAT(sx, IsOk());
       ASSERT_THAT(sy, IsOk());
-      EXPECT_EQ(PackProblem(*sx) == PackProblem(*sy), x == y) << x << " / " << y;
+      EXPECT_EQ(PackProblem(*sx) == PackProblem(*sy), x == y)
+          << x << " / " << y;
       EXPECT_EQ(absl::HashOf(*sx) == absl::HashOf(*sy), x == y)
           << x << " / " << y;
     }
@@ -134,7 +135,8 @@ TEST(SpecTextBatchTest, AnyLayoutOnlyForASharedB) {
   EXPECT_THAT(ParseRequest("matmul 4x8x64x64 f32 b=any"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("is for one B shared by the batch (sb=0)")));
-  absl::StatusOr<SpecRequest> r = ParseRequest("matmul 4x8x64x64 f32 b=any sb=0");
+  absl::StatusOr<SpecRequest> r =
+      ParseRequest("matmul 4x8x64x64 f32 b=any sb=0");
   ASSERT_THAT(r, IsOk());
   EXPECT_TRUE(r->b_any);
   EXPECT_TRUE(r->spec.SharedB());

@@ -97,8 +97,8 @@ TEST_P(BatchKernels, RandomSpecsMatchTheReference) {
 // or once per parallel task), never below it.
 TEST_P(BatchKernels, SharedBIsPackedAboveTheBatchLoop) {
   for (int threads : {1, 2}) {
-    absl::StatusOr<KernelPtr> k = testing::Rt(GetParam(), threads)
-                                      .Get("matmul 16x8x256x256 f32 sb=0");
+    absl::StatusOr<KernelPtr> k =
+        testing::Rt(GetParam(), threads).Get("matmul 16x8x256x256 f32 sb=0");
     ASSERT_TRUE(k.ok()) << k.status();
     int batch_loops = 0, packs_of_b = 0, packs_below = 0;
     testing::ForEachNode((*k)->impl(), [&](const ImplNode& n) {

@@ -87,8 +87,7 @@ TEST(AmarenaHppTest, BatchWithSharedWeightsRuns) {
   s = k.Run({a.data(), batch[0].b.data(), c.data()});
   ASSERT_TRUE(s.ok()) << s.message();
   for (int q = 0; q < 4; ++q) {
-    std::copy(c.begin() + q * 21, c.begin() + (q + 1) * 21,
-              batch[q].c.begin());
+    std::copy(c.begin() + q * 21, c.begin() + (q + 1) * 21, batch[q].c.begin());
     EXPECT_LT(batch[q].Error(), 1e-5f) << q;
   }
 }
