@@ -264,7 +264,13 @@ int64_t LowerBound(const Spec& spec, const Target& t) {
     // Panels in sections may be read two at a time, sections apart.
     if (l == Level::kGL && op.layout().in_sections())
       line = std::min(line, t.cost.line_gl_far_panels);
-    lb += op.Lines() * line;
+    // Each batch element's matrix is viewed by its own tree; a shared one
+    // may be viewed once for all of them.
+    const int64_t copies =
+        spec.IsMatmul() && spec.batch_stride[static_cast<size_t>(i)] != 0
+            ? spec.b
+            : 1;
+    lb += copies * op.Lines() * line;
   }
   return lb;
 }

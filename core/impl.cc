@@ -13,6 +13,8 @@ absl::string_view Name(Dim d) {
       return "k";
     case Dim::kN:
       return "n";
+    case Dim::kB:
+      return "b";
   }
   return "?";
 }
@@ -25,6 +27,8 @@ int64_t Extent(const Spec& s, Dim d) {
       return s.k;
     case Dim::kN:
       return s.n;
+    case Dim::kB:
+      return s.b;
   }
   return 0;
 }
@@ -35,8 +39,11 @@ std::string PrintPeak(const Budget& b) {
 }
 
 Axis OperandAxis(const Spec& s, int i, Dim d) {
+  if (d == Dim::kB) return Axis::kNone;
   if (!s.IsMatmul()) return d == Dim::kM ? Axis::kRows : Axis::kCols;
   switch (d) {
+    case Dim::kB:
+      break;
     case Dim::kM:
       return i == 1 ? Axis::kNone : Axis::kRows;
     case Dim::kN:
@@ -45,6 +52,10 @@ Axis OperandAxis(const Spec& s, int i, Dim d) {
       return i == 0 ? Axis::kCols : i == 1 ? Axis::kRows : Axis::kNone;
   }
   return Axis::kNone;
+}
+
+int64_t BatchStep(const Spec& s, int i, int64_t tile) {
+  return s.IsMatmul() && s.b > 1 ? tile * s.BatchStride(i) : 0;
 }
 
 namespace {

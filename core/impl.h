@@ -50,16 +50,19 @@ struct Cost {
 enum class NodeType : uint8_t { kLoop, kBlock, kAlloc, kKernel };
 
 // Dimension indices into a Spec: Matmul tiles m or n and splits k; Zero/Move
-// tile m or n.
-enum class Dim : uint8_t { kM, kK, kN };
+// tile m or n; a batched matmul (b > 1) loops over b, each operand's matrix
+// moving by its batch stride.
+enum class Dim : uint8_t { kM, kK, kN, kB };
 absl::string_view Name(Dim d);
 int64_t Extent(const Spec& s, Dim d);
 
 // How operand i's tile follows a loop over `d`: not at all, along its rows,
 // or along its columns (Axis: core/layout.h). Matmul: m moves A's and C's
-// rows, n moves B's and C's columns, k moves A's columns and B's rows; Zero
-// and Move: m rows, n columns.
+// rows, n moves B's and C's columns, k moves A's columns and B's rows, b none
+// (each matrix moves whole, by BatchStep); Zero and Move: m rows, n columns.
 Axis OperandAxis(const Spec& s, int i, Dim d);
+// Elements operand i moves per `tile` batch elements (0 for a shared one).
+int64_t BatchStep(const Spec& s, int i, int64_t tile);
 
 struct LoopInfo {
   Dim dim = Dim::kM;

@@ -40,12 +40,16 @@ struct Exact {
   double scale;
 };
 
+// Element (i, j) of batch element q: operand x's matrix starts at
+// q * s.BatchStride(x).
 Exact ExactElement(const Spec& s, void* const* ops, const void* out_before,
-                   int64_t i, int64_t j) {
-  TensorSpec out = s.Operand(s.OutputIndex());
+                   int64_t q, int64_t i, int64_t j) {
+  const int o = s.OutputIndex();
+  TensorSpec out = s.Operand(o);
   double init = 0;
   if (s.kind == Kind::kMatmulAccum)
-    init = ReadElement(out_before, out.aux.dtype, out.Offset(i, j));
+    init = ReadElement(out_before, out.aux.dtype,
+                       q * s.BatchStride(o) + out.Offset(i, j));
   switch (s.kind) {
     case Kind::kZero:
       return {0, 0};
@@ -57,11 +61,12 @@ Exact ExactElement(const Spec& s, void* const* ops, const void* out_before,
     case Kind::kMatmul:
     case Kind::kMatmulAccum: {
       TensorSpec a = s.Operand(0), b = s.Operand(1);
+      const int64_t a0 = q * s.BatchStride(0), b0 = q * s.BatchStride(1);
       double sum = init, scale = std::fabs(init);
       for (int64_t kk = 0; kk < s.k; ++kk) {
         double p = static_cast<double>(
-                       ReadElement(ops[0], a.aux.dtype, a.Offset(i, kk))) *
-                   ReadElement(ops[1], b.aux.dtype, b.Offset(kk, j));
+                       ReadElement(ops[0], a.aux.dtype, a0 + a.Offset(i, kk))) *
+                   ReadElement(ops[1], b.aux.dtype, b0 + b.Offset(kk, j));
         sum += p;
         scale += std::fabs(p);
       }
@@ -81,12 +86,10 @@ float ReadElement(const void* base, DType t, int64_t off) {
 void Operands::Free::operator()(void* p) const { std::free(p); }
 
 Operands::Operands(const Spec& s) {
-  AMARENA_CHECK(s.b ==
-                1);  // batch is not implemented; the runtime rejects it first
   for (int i = 0; i < s.NumOperands(); ++i) {
     TensorSpec t = s.Operand(i);
     size_t bytes =
-        static_cast<size_t>(t.StoredElements()) * SizeOf(t.aux.dtype);
+        static_cast<size_t>(s.BatchedElements(i)) * SizeOf(t.aux.dtype);
     size_t rounded = (bytes + 63) / 64 * 64;
     void* p = std::aligned_alloc(64, rounded);
     AMARENA_CHECK(p != nullptr);
@@ -107,31 +110,35 @@ void FillRandom(const Spec& s, Operands& ops, uint64_t seed) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   for (int i = 0; i < s.NumOperands(); ++i) {
     TensorSpec t = s.Operand(i);
-    for (int64_t e = 0; e < t.StoredElements(); ++e)
+    for (int64_t e = 0; e < s.BatchedElements(i); ++e)
       WriteElement(ops.ptr(i), t.aux.dtype, e, dist(rng));
   }
 }
 
 Verdict CheckAgainstReference(const Spec& s, const Operands& ops,
                               const std::vector<uint8_t>& output_before) {
-  TensorSpec out = s.Operand(s.OutputIndex());
-  AMARENA_CHECK(output_before.size() ==
-                static_cast<size_t>(out.StoredBytes()));
+  const int o = s.OutputIndex();
+  TensorSpec out = s.Operand(o);
+  AMARENA_CHECK(
+      output_before.size() ==
+      static_cast<size_t>(s.BatchedElements(o) * SizeOf(out.aux.dtype)));
   Verdict v;
   v.tolerance =
       (static_cast<double>(s.IsMatmul() ? s.k : 1) + 4) * std::ldexp(1.0, -23);
   if (out.aux.dtype == DType::kBF16)
     v.tolerance = std::max(v.tolerance, std::ldexp(1.0, -8));
   v.ok = true;
-  for (int64_t i = 0; i < out.rows; ++i) {
-    for (int64_t j = 0; j < out.cols; ++j) {
-      Exact e = ExactElement(s, ops.ptrs(), output_before.data(), i, j);
-      double got = ReadElement(ops.ptr(s.OutputIndex()), out.aux.dtype,
-                               out.Offset(i, j));
-      double err = std::fabs(got - e.value) / (e.scale + 1e-30);
-      if (!(err <= v.tolerance)) v.ok = false;  // also catches NaN
-      if (std::isnan(err)) err = INFINITY;
-      v.max_rel_err = std::max(v.max_rel_err, err);
+  for (int64_t q = 0; q < s.b; ++q) {
+    for (int64_t i = 0; i < out.rows; ++i) {
+      for (int64_t j = 0; j < out.cols; ++j) {
+        Exact e = ExactElement(s, ops.ptrs(), output_before.data(), q, i, j);
+        double got = ReadElement(ops.ptr(o), out.aux.dtype,
+                                 q * s.BatchStride(o) + out.Offset(i, j));
+        double err = std::fabs(got - e.value) / (e.scale + 1e-30);
+        if (!(err <= v.tolerance)) v.ok = false;  // also catches NaN
+        if (std::isnan(err)) err = INFINITY;
+        v.max_rel_err = std::max(v.max_rel_err, err);
+      }
     }
   }
   return v;
@@ -155,13 +162,16 @@ absl::Status RunReference(const Spec& s, void* const* operands) {
   TensorSpec out = s.Operand(o);
   // The output as stored (a leading dimension's gaps included): elements
   // are read from it at their offsets.
-  std::vector<uint8_t> before(static_cast<size_t>(out.StoredBytes()));
+  std::vector<uint8_t> before(
+      static_cast<size_t>(s.BatchedElements(o) * SizeOf(out.aux.dtype)));
   std::memcpy(before.data(), operands[o], before.size());
-  for (int64_t i = 0; i < out.rows; ++i)
-    for (int64_t j = 0; j < out.cols; ++j)
-      WriteElement(operands[o], out.aux.dtype, out.Offset(i, j),
-                   static_cast<float>(
-                       ExactElement(s, operands, before.data(), i, j).value));
+  for (int64_t q = 0; q < s.b; ++q)
+    for (int64_t i = 0; i < out.rows; ++i)
+      for (int64_t j = 0; j < out.cols; ++j)
+        WriteElement(
+            operands[o], out.aux.dtype, q * s.BatchStride(o) + out.Offset(i, j),
+            static_cast<float>(
+                ExactElement(s, operands, before.data(), q, i, j).value));
   return absl::OkStatus();
 }
 

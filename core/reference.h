@@ -7,7 +7,9 @@
 //   Verdict v = CheckAgainstReference(spec, ops);   // v.ok, v.max_rel_err
 //
 // Operands are the user-level kind: dense matrices in memory with the layouts
-// the Spec names, addressed as core/layout.h says (Layout::Offset).
+// the Spec names, addressed as core/layout.h says (Layout::Offset); a batched
+// matmul's operand holds its b matrices Spec::BatchStride elements apart
+// (Spec::BatchedElements in all).
 #ifndef AMARENA_CORE_REFERENCE_H_
 #define AMARENA_CORE_REFERENCE_H_
 

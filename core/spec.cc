@@ -65,15 +65,34 @@ uint64_t PackAux(const TensorAux& a) {
 
 }  // namespace
 
+int64_t DenseBatchStride(const TensorSpec& t) {
+  if (const int64_t ld = t.layout().ld()) return t.OuterExtent() * ld;
+  return t.StoredElements();
+}
+
+int64_t Spec::BatchStride(int i) const {
+  const int64_t st = batch_stride[static_cast<size_t>(i)];
+  return st == kDenseBatch ? DenseBatchStride(Operand(i)) : st;
+}
+
+int64_t Spec::BatchedElements(int i) const {
+  return (b - 1) * BatchStride(i) + Operand(i).StoredElements();
+}
+
 std::array<uint64_t, kPackedWords> PackProblem(const Spec& s) {
   auto ld = [&](int i) { return static_cast<uint64_t>(s.aux[i].layout.ld()); };
-  return {
-      static_cast<uint64_t>(s.m) | static_cast<uint64_t>(s.k) << 31 |
-          static_cast<uint64_t>(s.kind) << 62,
-      static_cast<uint64_t>(s.n) | static_cast<uint64_t>(s.b) << 31 |
-          static_cast<uint64_t>(s.serial) << 62,
-      PackAux(s.aux[0]) | PackAux(s.aux[1]) << 21 | PackAux(s.aux[2]) << 42,
-      ld(0) | ld(1) << 32, ld(2)};
+  // kDenseBatch (-1) packs as 0.
+  auto bs = [&](int i) {
+    return static_cast<uint64_t>(s.batch_stride[static_cast<size_t>(i)] + 1);
+  };
+  return {static_cast<uint64_t>(s.m) | static_cast<uint64_t>(s.k) << 31 |
+              static_cast<uint64_t>(s.kind) << 62,
+          static_cast<uint64_t>(s.n) | static_cast<uint64_t>(s.b) << 31 |
+              static_cast<uint64_t>(s.serial) << 62,
+          PackAux(s.aux[0]) | PackAux(s.aux[1]) << 21 | PackAux(s.aux[2]) << 42,
+          ld(0) | ld(1) << 32,
+          ld(2) | bs(0) << 32,
+          bs(1) | bs(2) << 32};
 }
 
 Spec Canonical(Spec s) {
@@ -88,6 +107,12 @@ Spec Canonical(Spec s) {
     a.layout =
         a.level == Level::kVRF ? Layout() : a.layout.Canonical(t.rows, t.cols);
     if (a.level != Level::kVRF) a.vector_width = 0;
+  }
+  for (int i = 0; i < 3; ++i) {
+    int64_t& st = s.batch_stride[static_cast<size_t>(i)];
+    if (!s.IsMatmul() || s.b == 1 || i >= s.NumOperands() ||
+        st == DenseBatchStride(s.Operand(i)))
+      st = Spec::kDenseBatch;
   }
   if (s.budget) {
     // A cache level's budget can only be spent by moving an operand that is
@@ -105,6 +130,9 @@ Spec Canonical(Spec s) {
 }
 
 Spec WithoutLds(Spec s) {
+  if (s.IsMatmul() && s.b > 1)
+    for (int i = 0; i < 3; ++i)
+      s.batch_stride[static_cast<size_t>(i)] = s.BatchStride(i);
   for (TensorAux& a : s.aux) a.layout = a.layout.WithLd(0);
   return s;
 }

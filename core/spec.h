@@ -73,9 +73,16 @@ enum class Access : uint8_t { kIn, kOut, kInOut };
 
 struct Spec {
   Kind kind = Kind::kMatmul;
-  int64_t b = 1;                // batch; only 1 is implemented so far
+  int64_t b = 1;                // batch: a matmul computes C[q] = A[q].B[q]
   int64_t m = 1, k = 1, n = 1;  // Zero and Move use m x n; k stays 1
   std::array<TensorAux, 3> aux{};
+  // Elements from operand i's matrix for batch element q to the one for
+  // q + 1 (a matmul with b > 1; every other Spec has kDenseBatch):
+  // kDenseBatch, the matrices one after another (DenseBatchStride); 0, one
+  // matrix for every batch element (an input only: shared weights); or any
+  // other count (Canonical turns the dense one into kDenseBatch).
+  static constexpr int64_t kDenseBatch = -1;
+  std::array<int64_t, 3> batch_stride{kDenseBatch, kDenseBatch, kDenseBatch};
   bool serial = false;  // true forbids parallel loops below this Spec
   // The budget left at this point of the tree. A user's Spec has none: the
   // target's whole budget applies (see Target::Bind).
@@ -113,6 +120,15 @@ struct Spec {
   int OutputIndex() const {
     return IsMatmul() ? 2 : kind == Kind::kMove ? 1 : 0;
   }
+  // Operand i's batch stride in elements, kDenseBatch resolved.
+  int64_t BatchStride(int i) const;
+  // Elements operand i spans over the whole batch, from its first matrix's
+  // first element to its last one's last: (b - 1) * BatchStride(i) + the
+  // matrix's stored elements.
+  int64_t BatchedElements(int i) const;
+  // Whether every batch element reads one B (its batch stride is 0).
+  bool SharedB() const { return IsMatmul() && b > 1 && batch_stride[1] == 0; }
+
   // Multiply-adds a matmul performs (b*m*k*n); 0 for other kinds.
   int64_t Macs() const { return IsMatmul() ? b * m * k * n : 0; }
 
@@ -124,12 +140,12 @@ struct Spec {
   friend H AbslHashValue(H h, const Spec& s);
 };
 
-// Everything but the budget, packed into five words (dims, batch and leading
-// dimensions are below 2^31, a vector width or a panel width below 2^11; the
-// last two words hold the leading dimensions, zero when all operands are
-// dense); equal exactly when the canonical Specs without their budgets are
-// equal.
-inline constexpr size_t kPackedWords = 5;
+// Everything but the budget, packed into six words (dims, batch, leading
+// dimensions and batch strides are below 2^31, a vector width or a panel
+// width below 2^11; the last three words hold the leading dimensions and the
+// batch strides plus one, zero when all operands are dense); equal exactly
+// when the canonical Specs without their budgets are equal.
+inline constexpr size_t kPackedWords = 6;
 std::array<uint64_t, kPackedWords> PackProblem(const Spec& s);
 
 template <typename H>
@@ -146,7 +162,8 @@ H AbslHashValue(H h, const Spec& s) {
       static_cast<uint64_t>(b.l2_lines) << 7 ^
       static_cast<uint64_t>(b.l3_lines) << 23;
   // Dense operands (nearly every Spec the search meets) add no step.
-  if (p[3] != 0 || p[4] != 0) h = H::combine(std::move(h), p[3], p[4]);
+  if (p[3] != 0 || p[4] != 0 || p[5] != 0)
+    h = H::combine(std::move(h), p[3], p[4], p[5]);
   return H::combine(std::move(h), p[0], p[1], p[2] ^ budget);
 }
 
@@ -158,7 +175,8 @@ H AbslHashValue(H h, const Spec& s) {
 // powers of two. Equal problems hash equal. (An m x 1 tile keeps its layout:
 // it says whether the tile is contiguous in memory.) A leading dimension is
 // kept only where it is not the dense one (Layout::Canonical) and only in
-// memory (not in VRF). A cache level's budget is
+// memory (not in VRF). A batch stride is kept only in a matmul with b > 1
+// and only where it is not the dense one. A cache level's budget is
 // zero when no operand is farther out than that level (nothing could use it).
 Spec Canonical(Spec s);
 
@@ -168,7 +186,15 @@ Spec Canonical(Spec s);
 // nothing of the pitch, so problems with and without one share their
 // sub-problems (and their costs: every view is priced as rows of their own,
 // core/layout.h Lines and Dense).
+// Batch strides given as counts (the dense ones resolved against the
+// leading dimensions), so a batched body keeps its parent's strides.
 Spec WithoutLds(Spec s);
+
+// Elements between the matrices of a batch whose operand `t` is dense:
+// the outer rows times the leading dimension when it has one (the matrices
+// are views of equal-pitch blocks, one after another), else its stored
+// elements.
+int64_t DenseBatchStride(const TensorSpec& t);
 
 }  // namespace amarena
 

@@ -53,6 +53,16 @@ int LdOperand(Kind k, absl::string_view key) {
   return -1;
 }
 
+// The operand a batch stride's option names ("sb" is 1), or -1. Only a
+// matmul has a batch.
+int StrideOperand(Kind k, absl::string_view key) {
+  if (k != Kind::kMatmul && k != Kind::kMatmulAccum) return -1;
+  if (key == "sa") return 0;
+  if (key == "sb") return 1;
+  if (key == "sc") return 2;
+  return -1;
+}
+
 std::string PrintAux(const TensorAux& a) {
   std::vector<std::string> props;
   if (a.level != Level::kGL) props.emplace_back(Name(a.level));
@@ -102,6 +112,7 @@ class Parser {
                             Spec& s);
   absl::Status ParseBudget(absl::string_view v, Spec& s);
   absl::Status ApplyLd(int i, int64_t ld, Spec& s) const;
+  absl::Status CheckStride(int i, const Spec& s) const;
   absl::Status CheckSizes(const Spec& s) const;
 
   absl::string_view text_;
@@ -318,16 +329,45 @@ absl::Status Parser::ApplyLd(int i, int64_t ld, Spec& s) const {
   return absl::OkStatus();
 }
 
+// Once the leading dimensions are applied: C's matrices must not overlap
+// (inputs may: sb=0 is one B for the whole batch).
+absl::Status Parser::CheckStride(int i, const Spec& s) const {
+  const std::string key =
+      absl::StrCat("s", OperandNames(s.kind)[static_cast<size_t>(i)]);
+  const int64_t st = s.batch_stride[static_cast<size_t>(i)];
+  if (s.b == 1)
+    return Error(absl::StrCat("option ", key,
+                              " is for a batched matmul (BxMxKxN), must not "
+                              "be given with batch 1"));
+  if (i != s.OutputIndex()) return absl::OkStatus();
+  const TensorSpec t = s.Operand(i);
+  const int64_t stored = t.StoredElements();
+  if (st >= stored) return absl::OkStatus();
+  // Side by side within one pitch: the matrices' outer rows interleave,
+  // each batch element taking its own columns (rows) of every outer row.
+  const int64_t inner = t.InnerExtent(),
+                pitch = t.layout().Pitch(t.rows, t.cols);
+  if (!t.layout().packed() && st >= inner && (s.b - 1) * st + inner <= pitch)
+    return absl::OkStatus();
+  return Error(
+      absl::StrCat(key, " is ", st, ", must be at least ", stored,
+                   " (C's matrices one after another) or, with ldc, at least ",
+                   inner, " with all ", s.b, " side by side within ldc (",
+                   pitch, "): the batch's outputs must not overlap"));
+}
+
 absl::Status Parser::CheckSizes(const Spec& s) const {
   std::vector<absl::string_view> names = OperandNames(s.kind);
   for (int i = 0; i < s.NumOperands(); ++i) {
     TensorSpec t = s.Operand(i);
     // What its layout stores (panel padding, unused section slots and the
-    // gaps of a leading dimension included), which is what the JIT
-    // addresses: below 2^63 for dims and leading dimensions below 2^31, so
-    // the product with the batch fits in 128 bits.
+    // gaps of a leading dimension included) over the whole batch, which is
+    // what the JIT addresses: below 2^63 for dims, leading dimensions and
+    // batch strides below 2^31, so the sum of products fits in 128 bits.
+    const int64_t st = s.batch_stride[static_cast<size_t>(i)];
+    const __int128 stride = st == Spec::kDenseBatch ? DenseBatchStride(t) : st;
     __int128 bytes =
-        static_cast<__int128>(s.b) * t.StoredElements() * SizeOf(t.aux.dtype);
+        ((s.b - 1) * stride + t.StoredElements()) * SizeOf(t.aux.dtype);
     if (bytes > kMaxOperandBytes)
       return Error(absl::StrCat(
           "operand ", names[i], " needs ", static_cast<double>(bytes),
@@ -361,6 +401,7 @@ absl::StatusOr<Spec> Parser::Parse() {
   AMARENA_RETURN_IF_ERROR(ParseDims(toks[1], s));
   AMARENA_RETURN_IF_ERROR(ParseDTypes(toks[2], s));
   int64_t lds[3] = {0, 0, 0};  // 0: not given
+  bool strides[3] = {false, false, false};
   for (size_t i = 3; i < toks.size(); ++i) {
     absl::string_view t = toks[i];
     if (t == "accum") {
@@ -387,6 +428,15 @@ absl::StatusOr<Spec> Parser::Parse() {
         return Error(absl::StrCat(key, " is ", ld, ", must be at most ",
                                   INT32_MAX));
       lds[o] = ld;
+    } else if (const int o = StrideOperand(s.kind, key); o >= 0) {
+      AMARENA_ASSIGN_OR_RETURN(int64_t st, Int(val, key));
+      if (st < 0)
+        return Error(absl::StrCat(key, " is ", st, ", must be at least 0"));
+      if (st > INT32_MAX)
+        return Error(
+            absl::StrCat(key, " is ", st, ", must be at most ", INT32_MAX));
+      s.batch_stride[static_cast<size_t>(o)] = st;
+      strides[o] = true;
     } else if (absl::StartsWith(key, "ld")) {  // no operand's name does
       return Error(absl::StrCat("option ", key, " is unknown, must be ld",
                                 absl::StrJoin(OperandNames(s.kind), ", ld"),
@@ -397,6 +447,8 @@ absl::StatusOr<Spec> Parser::Parse() {
   }
   for (int i = 0; i < 3; ++i)
     if (lds[i] != 0) AMARENA_RETURN_IF_ERROR(ApplyLd(i, lds[i], s));
+  for (int i = 0; i < 3; ++i)
+    if (strides[i]) AMARENA_RETURN_IF_ERROR(CheckStride(i, s));
   AMARENA_RETURN_IF_ERROR(CheckSizes(s));
   return Canonical(s);
 }
@@ -431,6 +483,10 @@ std::string PrintSpec(const Spec& s) {
   for (int i = 0; i < n; ++i)
     if (const int64_t ld = s.aux[i].layout.ld())
       absl::StrAppend(&out, " ld", names[i], "=", ld);
+  for (int i = 0; i < n; ++i)
+    if (const int64_t st = s.batch_stride[static_cast<size_t>(i)];
+        st != Spec::kDenseBatch)
+      absl::StrAppend(&out, " s", names[i], "=", st);
   if (s.serial) absl::StrAppend(&out, " serial");
   if (s.budget)
     absl::StrAppend(&out, " budget=vrf:", s.budget->vrf, ",gpr:", s.budget->gpr,
@@ -483,6 +539,11 @@ absl::StatusOr<SpecRequest> ParseRequest(absl::string_view text) {
                               ", must contain the Spec's M (", s.m, ")"));
   if (!s.IsMatmul())
     return error("option b=any is for a matmul's B, must not be given here");
+  if (s.b > 1 && !s.SharedB())
+    return error(absl::StrCat(
+        "option b=any with batch ", s.b,
+        " is for one B shared by the batch (sb=0), must not be given with a B "
+        "per batch element (laying out a batch of B is not implemented)"));
   if (std::any_of(toks.begin(), toks.end(), [](absl::string_view t) {
         return absl::StartsWith(t, "b=");
       }))

@@ -8,6 +8,7 @@
 //   matmul 6x256x16 f32 accum a=l1 b=l2,p16 c=vrf,v8
 //   zero 4x16 f32 out=vrf,v8
 //   move 256x64 f32 src=l1 dst=l2,p16
+//   matmul 8x64x64x64 f32 sb=0                   C[q] = A[q] . B, q < 8
 //
 // Grammar (tokens separated by spaces):
 //   spec    := op dims dtypes option*
@@ -16,6 +17,12 @@
 //   dtypes  := T | T*T->T (matmul) ; T (zero, move) ;  T := f32 | bf16
 //   option  := accum | serial | NAME=prop(,prop)*
 //            | budget=vrf:R,gpr:G,l1:L,l2:L,l3:L
+//            | ldNAME=E                   (elements between outer rows)
+//            | sa=E | sb=E | sc=E         (batched matmul: elements between
+//                                          batch elements' matrices; default
+//                                          dense, one after another; sb=0:
+//                                          one B shared by the whole batch;
+//                                          C's must not overlap)
 //   NAME    := a | b | c (matmul) ; out (zero) ; src | dst (move)
 //   prop    := gl | l3 | l2 | l1 | vrf    (level)
 //            | row | col                  (layout)

@@ -127,8 +127,8 @@ size_t CompiledKernel::total_code_size() const {
 namespace {
 
 // The emitter's bounds audit against what each region holds: an operand's
-// stored bytes (when it is the whole operand, not a tile of a larger one at a
-// pitch), the scratch area's size.
+// stored bytes over its whole batch (when it is the whole operand, not a tile
+// of a larger one at a pitch), the scratch area's size.
 absl::Status CheckBounds(const jit::Emitter& gen, const Spec& s,
                          const CompileOptions& options) {
   for (int r = 0; r <= jit::Emitter::kScratchRegion; ++r) {
@@ -139,8 +139,7 @@ absl::Status CheckBounds(const jit::Emitter& gen, const Spec& s,
       bytes = gen.scratch_bytes();
     } else if (r < s.NumOperands() &&
                options.leading[static_cast<size_t>(r)] == 0) {
-      const TensorSpec t = s.Operand(r);
-      bytes = t.StoredBytes();
+      bytes = s.BatchedElements(r) * SizeOf(s.aux[r].dtype);
     } else {
       continue;
     }
@@ -188,6 +187,11 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> CompileUnchecked(
       k->tasks_.push_back(std::move(task));
     }
     for (int i = 0; i < s.NumOperands(); ++i) {
+      if (loop.dim == Dim::kB) {  // whole matrices; a shared one stays
+        k->step_[static_cast<size_t>(i)] =
+            BatchStep(s, i, loop.tile) * SizeOf(s.aux[i].dtype);
+        continue;
+      }
       Axis axis = OperandAxis(s, i, loop.dim);
       if (axis == Axis::kNone) continue;
       jit::View v = jit::MemoryView(

@@ -226,6 +226,11 @@ namespace {
 // Operand i's view for the tile starting at `start` along d with extent `len`.
 View TileView(const Spec& s, const View& v, int i, Dim d, int64_t start,
               int64_t len) {
+  if (d == Dim::kB) {  // the same matrix, `start` batch elements on
+    View moved = v;
+    moved.disp += BatchStep(s, i, start) * SizeOf(s.aux[i].dtype);
+    return moved;
+  }
   switch (OperandAxis(s, i, d)) {
     case Axis::kRows:
       return v.Slice(start, 0, len, v.cols);
@@ -269,6 +274,10 @@ void Emitter::LowerLoop(const ImplNode& node, std::span<const View> views) {
     if (axis != Axis::kNone) {
       AMARENA_JIT_CHECK(!views[i].in_regs);  // the search unrolls those loops
       step[i] = views[i].Step(axis, loop.tile);
+    }
+    if (loop.dim == Dim::kB) {  // a shared operand's pointer stays
+      AMARENA_JIT_CHECK(!views[i].in_regs);
+      step[i] = BatchStep(s, i, loop.tile) * SizeOf(s.aux[i].dtype);
     }
     for (int j = 0; j < i; ++j)  // in-place bumps need distinct base registers
       AMARENA_JIT_CHECK(

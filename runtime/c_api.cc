@@ -322,6 +322,19 @@ size_t amarena_kernel_operand_bytes(const amarena_kernel* k, int i) {
   return static_cast<size_t>(k->kernel->OperandBytes(i));
 }
 
+int64_t amarena_kernel_batch(const amarena_kernel* k) {
+  return k == nullptr ? 0 : k->kernel->spec().b;
+}
+
+size_t amarena_kernel_batch_stride_bytes(const amarena_kernel* k, int i) {
+  if (k == nullptr) return 0;
+  const amarena::Spec& s = k->kernel->spec();
+  if (i < 0 || i >= s.NumOperands()) return 0;
+  return static_cast<size_t>(
+      amarena::BatchStep(s, i, 1) *
+      amarena::SizeOf(s.aux[static_cast<size_t>(i)].dtype));
+}
+
 size_t amarena_kernel_b_bytes(const amarena_kernel* k) {
   if (k == nullptr || !k->kernel->spec().IsMatmul()) return 0;
   return amarena_kernel_operand_bytes(k, 1);

@@ -77,6 +77,10 @@ absl::Status Kernel::PackB(const void* src, PackSource source, int64_t src_ld,
   if (!spec_.IsMatmul()) return bad("the kernel has no B, must be a matmul");
   if (src == nullptr) return bad("src is null");
   if (out == nullptr) return bad("out is null");
+  if (spec_.b > 1 && !spec_.SharedB())
+    return bad("the kernel reads a B per batch element (", spec_.b,
+               "), must share one B (sb=0): packing a batch of B is not "
+               "implemented");
   const TensorSpec b = spec_.Operand(1);
   const bool same = source == PackSource::kSame;
   if (!same && source != PackSource::kTransposed)

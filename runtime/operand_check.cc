@@ -8,8 +8,7 @@ namespace amarena {
 
 int64_t OperandBytes(const Spec& s, int i) {
   if (i < 0 || i >= s.NumOperands()) return 0;
-  const TensorSpec t = s.Operand(i);
-  return t.StoredBytes();
+  return s.BatchedElements(i) * SizeOf(s.aux[i].dtype);
 }
 
 absl::string_view OperandName(const Spec& s, int i) {

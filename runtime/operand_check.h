@@ -21,8 +21,9 @@
 
 namespace amarena {
 
-// Bytes operand i of `s` spans (panel padding included); 0 if `s` has no
-// operand i.
+// Bytes operand i of `s` spans (panel padding included), over the whole
+// batch: from its first matrix to the end of its last (one matrix when the
+// batch shares it); 0 if `s` has no operand i.
 int64_t OperandBytes(const Spec& s, int i);
 
 // "a", "b", "c" for a matmul; "out" for zero; "src", "dst" for move.

@@ -103,10 +103,13 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
         DTypesText(s),
         ", must be f32, bf16*bf16->f32 or f32*bf16->f32 (other combinations "
         "are not implemented)"));
-  if (s.b != 1)
-    return absl::UnimplementedError(
-        absl::StrCat("cannot create kernel for ", PrintSpec(s), ": batch is ",
-                     s.b, ", must be 1 (batch is not implemented yet)"));
+  // A batch made as a struct rather than parsed: the notation's rules
+  // (strides at least 0, C's matrices apart, sizes within 2 GiB) apply all
+  // the same, and its parser is where they live.
+  if (s.b != 1) {
+    absl::StatusOr<Spec> again = ParseSpec(PrintSpec(s));
+    if (!again.ok()) return again.status();
+  }
   if (s.budget) {
     Budget max = t.MaxBudget();
     if (!s.budget->FitsIn(max))

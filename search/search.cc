@@ -76,10 +76,10 @@ Budget UsableBudget(const Spec& s, const Target& t) {
   u.vrf = static_cast<int32_t>(std::min<int64_t>(
       (c.aux.level == Level::kVRF ? 0 : c.Elements()) + scratch, 1 << 20));
   // GPRs: a counted loop runs at least twice, so counted loops over one
-  // dimension nest at most ceil(log2 extent) deep; packing B adds its pointer
-  // and the loops of its copy.
-  int loops =
-      CeilLog2(s.m) + CeilLog2(s.n) + (s.IsMatmul() ? CeilLog2(s.k) : 0);
+  // dimension nest at most ceil(log2 extent) deep, the batch loop one more;
+  // packing B adds its pointer and the loops of its copy.
+  int loops = CeilLog2(s.m) + CeilLog2(s.n) +
+              (s.IsMatmul() ? CeilLog2(s.k) : 0) + (s.b > 1 ? 1 : 0);
   bool packable = s.IsMatmul() &&
                   (!s.aux[1].layout.packed() || s.aux[1].layout.paired()) &&
                   Faster(Level::kL1, s.aux[1].level);

@@ -159,9 +159,20 @@ amarena_status amarena_kernel_run_sized(const amarena_kernel* k,
                                         const size_t* operand_bytes);
 
 /* Bytes operand i (matmul: 0 A, 1 B, 2 C) of `k` spans: what the kernel
- * reads or writes from its pointer, panel padding included. 0 for a NULL
- * kernel or an `i` it does not have. */
+ * reads or writes from its pointer, panel padding included; for a batched
+ * matmul ("matmul BxMxKxN"), from its first matrix to the end of its last
+ * ((B - 1) batch strides and one matrix; one matrix when the batch shares
+ * it). 0 for a NULL kernel or an `i` it does not have. */
 size_t amarena_kernel_operand_bytes(const amarena_kernel* k, int i);
+
+/* A matmul's batch B (1 when unbatched; 0 for a NULL kernel), and the bytes
+ * from operand i's matrix for batch element q to its matrix for q + 1 (the
+ * Spec's sa=, sb=, sc=, or the dense stride): batch element q reads
+ * operands[i] + q * amarena_kernel_batch_stride_bytes(k, i). 0 for an operand
+ * the batch shares (sb=0), for a kernel of batch 1, a NULL kernel or an `i`
+ * it does not have. */
+int64_t amarena_kernel_batch(const amarena_kernel* k);
+size_t amarena_kernel_batch_stride_bytes(const amarena_kernel* k, int i);
 
 /* The kernel's name ("amarena_matmul_64x64x64_f32_..."), its ISA ("avx2",
  * "avx512") and its canonical Spec text; NULL for a NULL kernel. Valid while
@@ -176,7 +187,9 @@ const char* amarena_kernel_spec(const amarena_kernel* k);
  * amarena_kernel_pack_b lays out `b`, the plain row-major K x N matrix of the
  * Spec's dtype, into `out` (`out_bytes` of room) in the kernel's layout of B:
  * once, for weights requested with "b=any" or "b=pP". With a plain row-major B
- * it is a copy. */
+ * it is a copy. A batched kernel's B is packed only when the batch shares it
+ * (sb=0); a B per batch element is AMARENA_INVALID_ARGUMENT (not
+ * implemented). */
 size_t amarena_kernel_b_bytes(const amarena_kernel* k);
 amarena_status amarena_kernel_pack_b(const amarena_kernel* k, const void* b,
                                      void* out, size_t out_bytes);

@@ -91,9 +91,16 @@ class Kernel {
         amarena_kernel_run_sized(k_, operands, operand_bytes));
   }
 
-  // Bytes operand i spans (panel padding included); 0 for one it lacks.
+  // Bytes operand i spans (panel padding included, a batch's strides too);
+  // 0 for one it lacks.
   size_t operand_bytes(int i) const {
     return amarena_kernel_operand_bytes(k_, i);
+  }
+  // A matmul's batch (1 unbatched), and the bytes from operand i's matrix for
+  // one batch element to the next's (0 for one the batch shares, sb=0).
+  int64_t batch() const { return amarena_kernel_batch(k_); }
+  size_t batch_stride_bytes(int i) const {
+    return amarena_kernel_batch_stride_bytes(k_, i);
   }
 
   // Packing a matmul's B (weights) once into the kernel's layout of B, for a

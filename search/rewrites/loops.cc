@@ -1,5 +1,12 @@
-// The loops: tile (m or n), parallel tile (m or n, at the root) and split (k).
-// Their descriptors: "tile D N", "parallel tile D N", "split k N".
+// The loops: tile (m or n, or b), parallel tile (m or n, or b, at the root)
+// and split (k). Their descriptors: "tile D N", "parallel tile D N",
+// "split k N".
+//
+// A batched matmul (b > 1) is only ever tiled along b (every other rewrite
+// but a view or a pack of a shared input declines it), so every batch-1
+// Spec below it is an ordinary one: the batch is a loop around the kernel
+// of one batch element, and only what the batch shares (sb=0) may be moved
+// before it (a shared B packed once, not once per batch element).
 //
 // tile: Tile the output along m or n.
 // Applies to: Matmul, MatmulAccum, Zero, Move, with the sizes TileSizes allows
@@ -9,6 +16,8 @@
 //   A's rows with m, B's columns with n) and, if the size does not divide, one
 //   remainder Spec covering the last partial tile. A loop allocates nothing;
 //   a counted loop's body loses the GPR that holds its counter.
+//   Batched: a loop over b in tiles of 1 whose body is the batch-1 matmul;
+//   each operand's pointer moves by its batch stride (a shared one stays).
 //
 // parallel tile: Tile a matmul along m or n, one pool task per tile.
 // Applies to: with more than one worker, a matmul at the root (every operand
@@ -16,6 +25,10 @@
 //   many tiles as workers.
 // Yields: a parallel Loop, body and remainder as for tile, both marked serial
 //   (so there is at most one parallel loop per tree) and with no counter.
+//   Batched: along b only, in tiles of powers of two and of ceil(b /
+//   workers) that make at least as many tasks as workers; a task of more
+//   than one batch element is a serial batched matmul (which may pack a
+//   shared B once per task).
 //
 // split: Split the reduction dimension k.
 // Applies to: MatmulAccum (the accumulation makes the pieces independent of
@@ -43,6 +56,9 @@ void SetExtent(Spec& s, Dim d, int64_t extent) {
       break;
     case Dim::kN:
       s.n = extent;
+      break;
+    case Dim::kB:
+      s.b = extent;
       break;
   }
 }
@@ -128,7 +144,27 @@ Candidate MakeLoop(const Spec& s, ActionKind kind, Dim d, int64_t size) {
   return c;
 }
 
+// Tiles of a parallel loop over the batch: powers of two and the even share
+// ceil(b / workers), each making at least `workers` tasks (a remainder is
+// a task too).
+std::vector<int64_t> BatchTileSizes(const Spec& s, int workers) {
+  std::vector<int64_t> sizes;
+  auto offer = [&](int64_t size) {
+    if (size >= 1 && size < s.b && (s.b + size - 1) / size >= workers)
+      sizes.push_back(size);
+  };
+  for (int64_t p = 1; p < s.b; p *= 2) offer(p);
+  offer((s.b + workers - 1) / workers);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
 void TileOut(const Spec& s, const Target&, std::vector<Candidate>& out) {
+  if (s.b > 1) {
+    out.push_back(MakeLoop(s, ActionKind::kTile, Dim::kB, 1));
+    return;
+  }
   for (Dim d : {Dim::kM, Dim::kN})
     for (int64_t size : TileSizes(s, d))
       out.push_back(MakeLoop(s, ActionKind::kTile, d, size));
@@ -141,6 +177,11 @@ void ParallelTile(const Spec& s, const Target& t, std::vector<Candidate>& out) {
   if (s.serial || t.workers < 2 || !s.IsMatmul()) return;
   for (int i = 0; i < s.NumOperands(); ++i)
     if (s.aux[i].level != Level::kGL) return;
+  if (s.b > 1) {
+    for (int64_t size : BatchTileSizes(s, t.workers))
+      out.push_back(MakeLoop(s, ActionKind::kParallelTile, Dim::kB, size));
+    return;
+  }
   for (Dim d : {Dim::kM, Dim::kN})
     for (int64_t size : TileSizes(s, d))
       if (Extent(s, d) / size >= t.workers)
@@ -148,7 +189,7 @@ void ParallelTile(const Spec& s, const Target& t, std::vector<Candidate>& out) {
 }
 
 void SplitK(const Spec& s, const Target&, std::vector<Candidate>& out) {
-  if (s.kind != Kind::kMatmulAccum) return;
+  if (s.kind != Kind::kMatmulAccum || s.b > 1) return;
   for (int64_t size : TileSizes(s, Dim::kK))
     out.push_back(MakeLoop(s, ActionKind::kSplit, Dim::kK, size));
 }
@@ -180,9 +221,11 @@ absl::StatusOr<Action> ParseLoop(std::span<const absl::string_view> words,
   if (words[1] == "m") d = Dim::kM;
   if (words[1] == "k") d = Dim::kK;
   if (words[1] == "n") d = Dim::kN;
+  if (words[1] == "b") d = Dim::kB;
   std::optional<int64_t> n = ParseSize(words[2]);
   if (!d || !n)
-    return absl::InvalidArgumentError("want a dimension m, k or n and a size");
+    return absl::InvalidArgumentError(
+        "want a dimension m, k, n or b and a size");
   return Action{.kind = kind, .dim = *d, .size = *n};
 }
 

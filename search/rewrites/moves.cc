@@ -10,7 +10,8 @@
 //   over k, so it goes straight to L1). L3 holds packing buffers only: views
 //   into L3 never changed the modelled cost of the trees (1024^3:
 //   identical) and doubled the search time.
-//   Same layout.
+//   Same layout. Above a batch loop (b > 1), only an input the batch shares
+//   (batch stride 0).
 // Yields: an Alloc of kind view with one child, the Spec with the operand now
 //   at that level and that level's budget reduced by the lines, rounded down
 //   to a power of two. No code: the cost model charges the lines as traffic
@@ -35,6 +36,8 @@
 //   A B that arrives interleaved in k-pairs may be unpacked the same ways
 //   (element by element): the way to a kernel where vdpbf16ps cannot read it
 //   (no AVX-512 BF16, a column-major A, panels narrower than a vector).
+//   Above a batch loop (b > 1), only a B the batch shares (sb=0): one copy
+//   for the whole batch.
 // Yields: an Alloc of kind buffer: the prologue Move (the copy, which the
 //   search implements like any other Spec: tiled, viewed, and a copy kernel)
 //   and the body reading B from the buffer. The buffer takes its lines from
@@ -100,6 +103,8 @@ void ViewOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
   for (int i = 0; i < s.NumOperands(); ++i) {
     const TensorAux& from = s.aux[i];
     if (from.level == Level::kVRF || from.level == Level::kL1) continue;
+    // Above the batch loop only what the whole batch shares.
+    if (s.b > 1 && s.batch_stride[static_cast<size_t>(i)] != 0) continue;
     const int64_t lines = s.Operand(i).Lines();
     for (Level to : kCacheLevels) {
       if (!Faster(to, from.level) || !t.WorthPlacing(to, lines)) continue;
@@ -116,7 +121,8 @@ void ViewOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
 }
 
 void PackOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
-  if (!s.IsMatmul()) return;
+  // Above the batch loop only a B the whole batch shares: packed once.
+  if (!s.IsMatmul() || (s.b > 1 && !s.SharedB())) return;
   const int i = 1;
   const TensorAux& from = s.aux[i];
   if (from.level == Level::kVRF || from.level == Level::kL1 ||
@@ -157,7 +163,7 @@ void PackOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
 }
 
 void ToRegisters(const Spec& s, const Target& t, std::vector<Candidate>& out) {
-  if (s.kind == Kind::kMove) return;
+  if (s.kind == Kind::kMove || s.b > 1) return;
   const int i = s.OutputIndex();
   TensorSpec op = s.Operand(i);
   if (op.aux.level != Level::kL1 || op.aux.dtype != DType::kF32) return;

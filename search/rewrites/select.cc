@@ -1,6 +1,6 @@
 // select: Select a microkernel.
-// Applies to: any Spec for which a kernel in core/kernels.h says `applies` and
-//   whose scratch registers fit the VRF budget.
+// Applies to: any batch-1 Spec for which a kernel in core/kernels.h says
+//   `applies` and whose scratch registers fit the VRF budget.
 // Yields: a Kernel leaf; no sub-Specs.
 // Descriptor: "select KERNEL", the kernel's name ("select broadcast_fma").
 #include "absl/strings/str_cat.h"
@@ -13,6 +13,7 @@ namespace {
 
 void SelectKernel(const Spec& s, const Target& t, std::vector<Candidate>& out) {
   AMARENA_CHECK(s.budget.has_value());
+  if (s.b > 1) return;  // kernels compute one batch element (loops.cc)
   for (KernelId id : AllKernels()) {
     const KernelInfo& k = Info(id);
     if (!k.applies(s, t) || k.scratch_vregs(s, t) > s.budget->vrf) continue;

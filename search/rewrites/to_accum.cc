@@ -1,5 +1,5 @@
 // to-accum: Matmul -> Zero ; MatmulAccum.
-// Applies to: a non-accumulating Matmul.
+// Applies to: a non-accumulating batch-1 Matmul.
 // Yields: a Block of two sub-Specs under the same budget: Zero of C, then the
 //   accumulating Matmul on the same operands.
 // Descriptor: "to-accum", with no parameters.
@@ -10,7 +10,7 @@ namespace amarena {
 namespace {
 
 void ToAccum(const Spec& s, const Target&, std::vector<Candidate>& out) {
-  if (s.kind != Kind::kMatmul) return;
+  if (s.kind != Kind::kMatmul || s.b > 1) return;  // batch: loops.cc
   Spec zero = Spec::Zero(s.m, s.n, s.aux[2]);
   zero.budget = s.budget;
   zero.serial = s.serial;

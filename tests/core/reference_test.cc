@@ -94,6 +94,25 @@ TEST(ReferenceTest, MatmulComputesTheProduct) {
               ::testing::ElementsAre(19, 22, 43, 50));
 }
 
+// C[q] = A[q].B[q]: two batch elements, the second's matrices one stride on;
+// with sb=0 both read the one B; C's gap between its matrices is left alone.
+TEST(ReferenceTest, BatchedMatmulComputesEachProduct) {
+  Spec s = Spec::Matmul(2, 2, 2);
+  s.b = 2;
+  s.batch_stride = {Spec::kDenseBatch, 0, 5};
+  s = Canonical(s);
+  ASSERT_TRUE(s.SharedB());
+  Operands ops(s);
+  const float a[] = {1, 2, 3, 4, 0, 1, 1, 0}, b[] = {5, 6, 7, 8};
+  std::copy(a, a + 8, F32(ops, 0));
+  std::copy(b, b + 4, F32(ops, 1));
+  std::fill(F32(ops, 2), F32(ops, 2) + 9, -1.0f);
+  RunInPlace(s, ops);
+  // [0 1; 1 0].B swaps B's rows.
+  EXPECT_THAT(std::vector<float>(F32(ops, 2), F32(ops, 2) + 9),
+              ::testing::ElementsAre(19, 22, 43, 50, -1, 7, 8, 5, 6));
+}
+
 TEST(ReferenceTest, AccumulatingMatmulAddsToThePreviousOutput) {
   Spec plain = Spec::Matmul(5, 11, 6);
   Spec accum = Spec::Matmul(5, 11, 6, {}, {}, {}, /*accum=*/true);

@@ -109,6 +109,26 @@ TEST_P(BoundsAudit, RandomLdSpecsCompileWithinBounds) {
   EXPECT_GT(made, 0);
 }
 
+// Batched matmuls: the audit compares each operand's accesses with its
+// whole batch's extent ((B - 1) strides and one matrix).
+TEST_P(BoundsAudit, RandomBatchSpecsCompileWithinBounds) {
+  const Isa isa = GetParam();
+  const std::vector<std::string> texts =
+      testing::RandomBatchSpecTexts(testing::SweepCount(300), /*max_dim=*/200,
+                                    /*seed=*/2800 + static_cast<int>(isa));
+  int made = 0;
+  for (size_t i = 0; i < texts.size(); i += testing::SweepStride()) {
+    const int workers = 1 + static_cast<int>(i % 2);
+    absl::StatusOr<KernelPtr> k = AuditRuntime(isa, workers).Get(texts[i]);
+    EXPECT_TRUE(k.ok()) << texts[i] << " (" << workers
+                        << " workers): " << k.status();
+    made += k.ok();
+  }
+  std::printf("%s: %d batched kernels created within bounds\n",
+              std::string(Name(isa)).c_str(), made);
+  EXPECT_GT(made, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Isa, BoundsAudit,
                          ::testing::Values(Isa::kAvx2, Isa::kAvx512),
                          [](const auto& info) {

@@ -60,6 +60,29 @@ TEST_P(GuardPages, RandomSpecsStayInsideTheirOperands) {
   EXPECT_GE(checked, tried * 9 / 10);
 }
 
+// Batched matmuls (shared B, explicit batch strides, C side by side within
+// ldc): operands sized by their whole batch, gaps between its matrices NaN.
+TEST_P(GuardPages, RandomBatchSpecsStayInsideTheirOperands) {
+  const Isa isa = GetParam();
+  if (!testing::HasIsa(isa)) GTEST_SKIP() << "CPU lacks " << Name(isa);
+  const int count = testing::SweepCount(200);
+  const std::vector<std::string> texts = testing::RandomBatchSpecTexts(
+      count, /*max_dim=*/64, /*seed=*/1900 + static_cast<int>(isa));
+  int checked = 0;
+  for (size_t i = 0; i < texts.size(); i += testing::SweepStride()) {
+    for (int threads : {1, 2}) {
+      absl::StatusOr<KernelPtr> k = testing::Rt(isa, threads).Get(texts[i]);
+      ASSERT_TRUE(k.ok()) << texts[i] << ": " << k.status();
+      ASSERT_TRUE(testing::KernelMatchesReference(*k, (*k)->spec(), i))
+          << texts[i] << " on " << threads << " thread(s)";
+    }
+    ++checked;
+  }
+  std::printf("%s: %d batched Specs checked serially and on two threads\n",
+              std::string(Name(isa)).c_str(), checked);
+  EXPECT_GT(checked, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Isa, GuardPages,
                          ::testing::Values(Isa::kAvx2, Isa::kAvx512),
                          [](const auto& info) {

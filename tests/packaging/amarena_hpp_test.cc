@@ -2,6 +2,7 @@
 // resets), status values with messages, runs checked against a naive loop,
 // B packing, and the version. Built as C++17, with nothing from the source
 // tree but the public headers.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -63,6 +64,31 @@ TEST(AmarenaHppTest, ProcessWideKernelRuns) {
     EXPECT_FALSE(k.name().empty());
     EXPECT_FALSE(k.isa().empty());
     EXPECT_EQ(k.source(), "search");
+  }
+}
+
+// A batch sharing one B (sb=0): C[q] = A[q].B for q < 4.
+TEST(AmarenaHppTest, BatchWithSharedWeightsRuns) {
+  amarena::Kernel k;
+  amarena::Status s = amarena::Kernel::Get("matmul 4x3x5x7 f32 sb=0", &k);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(k.batch(), 4);
+  EXPECT_EQ(k.batch_stride_bytes(0), 3u * 5 * sizeof(float));
+  EXPECT_EQ(k.batch_stride_bytes(1), 0u);
+  EXPECT_EQ(k.batch_stride_bytes(2), 3u * 7 * sizeof(float));
+  EXPECT_EQ(k.operand_bytes(0), 4u * 3 * 5 * sizeof(float));
+  EXPECT_EQ(k.operand_bytes(1), 5u * 7 * sizeof(float));
+  std::vector<Matmul> batch(4, Matmul(3, 5, 7));
+  std::vector<float> a, c(4 * 3 * 7, -1e30f);
+  for (int q = 0; q < 4; ++q) {
+    for (float& x : batch[q].a) x += float(q);
+    a.insert(a.end(), batch[q].a.begin(), batch[q].a.end());
+  }
+  s = k.Run({a.data(), batch[0].b.data(), c.data()});
+  ASSERT_TRUE(s.ok()) << s.message();
+  for (int q = 0; q < 4; ++q) {
+    std::copy(c.begin() + q * 21, c.begin() + (q + 1) * 21, batch[q].c.begin());
+    EXPECT_LT(batch[q].Error(), 1e-5f) << q;
   }
 }
 

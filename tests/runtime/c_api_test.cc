@@ -67,6 +67,74 @@ TEST_F(CApiTest, PackedOperandBytesCountThePanels) {
   EXPECT_EQ(amarena_kernel_operand_bytes(k_, 1), 2u * 32 * 4 * 4);
 }
 
+// A batch spans its strides and one matrix; a shared B one matrix.
+TEST_F(CApiTest, BatchedOperandBytesAndRun) {
+  Get("matmul 3x4x5x6 f32 sb=0 sc=40");
+  EXPECT_EQ(amarena_kernel_operand_bytes(k_, 0), 3u * 4 * 5 * 4);
+  EXPECT_EQ(amarena_kernel_operand_bytes(k_, 1), 5u * 6 * 4);
+  EXPECT_EQ(amarena_kernel_operand_bytes(k_, 2), (2u * 40 + 4 * 6) * 4);
+  EXPECT_EQ(amarena_kernel_b_bytes(k_), 5u * 6 * 4);
+  EXPECT_EQ(amarena_kernel_batch(k_), 3);
+  EXPECT_EQ(amarena_kernel_batch_stride_bytes(k_, 0), 4u * 5 * 4);
+  EXPECT_EQ(amarena_kernel_batch_stride_bytes(k_, 1), 0u);  // shared
+  EXPECT_EQ(amarena_kernel_batch_stride_bytes(k_, 2), 40u * 4);
+  EXPECT_EQ(amarena_kernel_batch_stride_bytes(k_, 3), 0u);
+  EXPECT_EQ(amarena_kernel_batch_stride_bytes(nullptr, 0), 0u);
+  EXPECT_EQ(amarena_kernel_batch(nullptr), 0);
+  Operands ops(spec_);
+  FillRandom(spec_, ops, 2);
+  const std::vector<uint8_t> before = ops.Snapshot(2);
+  const size_t short_c[] = {240, 120, 415};
+  EXPECT_EQ(amarena_kernel_run_sized(k_, ops.ptrs(), short_c),
+            AMARENA_INVALID_ARGUMENT);
+  EXPECT_NE(LastError().find("operand 2 (c) is 415 bytes, must be at least "
+                             "416"),
+            std::string::npos)
+      << LastError();
+  const size_t exact[] = {240, 120, 416};
+  ASSERT_EQ(amarena_kernel_run_sized(k_, ops.ptrs(), exact), AMARENA_OK)
+      << LastError();
+  EXPECT_TRUE(CheckAgainstReference(spec_, ops, before).ok);
+}
+
+// Shared weights laid out by the runtime: packed once, read by the batch.
+TEST_F(CApiTest, SharedWeightsPackOnce) {
+  Get("matmul 5x3x64x40 f32 b=any sb=0");
+  EXPECT_TRUE(spec_.SharedB());
+  const size_t bytes = amarena_kernel_b_bytes(k_);
+  EXPECT_EQ(bytes, static_cast<size_t>(spec_.Operand(1).StoredBytes()));
+  Spec plain = spec_;
+  plain.aux[1].layout = Layout();
+  plain = Canonical(plain);
+  Operands ops(plain);
+  FillRandom(plain, ops, 3);
+  std::vector<uint8_t> packed(bytes);
+  ASSERT_EQ(amarena_kernel_pack_b(k_, ops.ptr(1), packed.data(), bytes),
+            AMARENA_OK)
+      << LastError();
+  void* run[] = {ops.ptr(0), packed.data(), ops.ptr(2)};
+  const std::vector<uint8_t> before = ops.Snapshot(2);
+  ASSERT_EQ(amarena_kernel_run(k_, run), AMARENA_OK) << LastError();
+  EXPECT_TRUE(CheckAgainstReference(plain, ops, before).ok);
+}
+
+// Not implemented, so refused: one B per batch element laid out by the
+// runtime.
+TEST_F(CApiTest, BatchOfBIsNotPacked) {
+  Get("matmul 2x3x4x5 f32");
+  std::vector<float> b(4 * 5), out(2 * 4 * 5);
+  EXPECT_EQ(amarena_kernel_pack_b(k_, b.data(), out.data(), out.size() * 4),
+            AMARENA_INVALID_ARGUMENT);
+  EXPECT_NE(LastError().find("packing a batch of B is not implemented"),
+            std::string::npos)
+      << LastError();
+  amarena_kernel* any = nullptr;
+  EXPECT_EQ(amarena_kernel_get(nullptr, "matmul 2x3x4x5 f32 b=any", &any),
+            AMARENA_INVALID_ARGUMENT);
+  EXPECT_NE(LastError().find("sb=0"), std::string::npos) << LastError();
+  EXPECT_EQ(any, nullptr);
+}
+
 TEST_F(CApiTest, OutputOverlappingAnInputIsRefused) {
   Get("matmul 8x8x8 f32");
   std::vector<float> buf(256, 1.0f);

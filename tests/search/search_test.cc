@@ -93,9 +93,9 @@ TEST(SearchTest, MoreBudgetNeverCostsMore) {
 
 // Strict order on Specs under which every rewrite's sub-Specs are smaller (the
 // reason the search cannot cycle): kind (Matmul > MatmulAccum > Zero, Move),
-// then volume, then how far out the operands are.
+// then volume (the batch's), then how far out the operands are.
 std::tuple<int, int64_t, int> Size(const Spec& s) {
-  int64_t volume = s.m * s.k * s.n;
+  int64_t volume = s.b * s.m * s.k * s.n;
   int kind = s.kind == Kind::kMatmul ? 2 : s.kind == Kind::kMatmulAccum ? 1 : 0;
   int slowness = 0;
   for (int i = 0; i < s.NumOperands(); ++i)
@@ -109,6 +109,12 @@ TEST(SearchTest, SubSpecsAreCanonicalAndStrictlySmaller) {
   std::vector<Spec> todo;
   for (const Spec& s : testing::RandomMatmuls(20, 600, /*seed=*/9))
     todo.push_back(t.Bind(s));
+  t.workers = 2;  // parallel loops over the batch too
+  for (const std::string& text : testing::RandomBatchSpecTexts(10, 64, 9)) {
+    absl::StatusOr<Spec> s = ParseSpec(text);
+    ASSERT_TRUE(s.ok()) << text;
+    todo.push_back(t.Bind(*s));
+  }
   int checked = 0;
   while (!todo.empty() && checked < 20000) {
     Spec s = todo.back();

@@ -6,6 +6,7 @@
 #define AMARENA_TESTS_TESTING_CHECK_KERNEL_H_
 
 #include <cstring>
+#include <vector>
 
 #include "core/reference.h"
 #include "core/spec_text.h"
@@ -16,21 +17,37 @@
 
 namespace amarena::testing {
 
-// Whether element `e` of operand `t`'s storage lies between two outer rows
-// (a leading dimension's gap), not in the matrix.
-inline bool InLdGap(const TensorSpec& t, int64_t e) {
-  const int64_t ld = t.layout().ld();
-  return ld != 0 && e % ld >= t.InnerExtent();
+// Which elements of operand i's storage, over the whole batch, a kernel may
+// read: those of its matrices (a plain operand's rows, not the gaps of a
+// leading dimension) and all of a packed one's stored elements (padding
+// included). The rest (between rows, between a batch's matrices) is not the
+// operand's.
+inline std::vector<bool> InMatrices(const Spec& s, int i) {
+  const TensorSpec t = s.Operand(i);
+  std::vector<bool> in(static_cast<size_t>(s.BatchedElements(i)), false);
+  for (int64_t q = 0; q < s.b; ++q) {
+    const int64_t base = q * s.BatchStride(i);
+    if (t.layout().packed()) {
+      for (int64_t e = 0; e < t.StoredElements(); ++e)
+        in[static_cast<size_t>(base + e)] = true;
+      continue;
+    }
+    for (int64_t r = 0; r < t.rows; ++r)
+      for (int64_t c = 0; c < t.cols; ++c)
+        in[static_cast<size_t>(base + t.Offset(r, c))] = true;
+  }
+  return in;
 }
 
-// Fills the gaps of every operand with a leading dimension with quiet NaNs:
-// a kernel that computes with one gives NaNs the reference does not.
+// Fills every operand's gaps (a leading dimension's, a batch stride's) with
+// quiet NaNs: a kernel that computes with one gives NaNs the reference does
+// not.
 inline void FillLdGaps(const Spec& s, Operands& ops) {
   for (int i = 0; i < s.NumOperands(); ++i) {
     const TensorSpec t = s.Operand(i);
-    if (t.layout().ld() == 0) continue;
-    for (int64_t e = 0; e < t.StoredElements(); ++e) {
-      if (!InLdGap(t, e)) continue;
+    const std::vector<bool> in = InMatrices(s, i);
+    for (size_t e = 0; e < in.size(); ++e) {
+      if (in[e]) continue;
       if (t.aux.dtype == DType::kF32) {
         const uint32_t nan = 0x7fe5a5a5u;
         std::memcpy(static_cast<char*>(ops.ptr(i)) + 4 * e, &nan, 4);
@@ -43,16 +60,18 @@ inline void FillLdGaps(const Spec& s, Operands& ops) {
 }
 
 // The first element of the output's gaps whose bytes differ from `before`
-// (-1: none): a kernel must not write between the rows of a view.
+// (-1: none): a kernel must not write between the rows of a view, nor
+// between a batch's matrices.
 inline int64_t ChangedLdGap(const Spec& s, const Operands& ops,
                             const std::vector<uint8_t>& before) {
-  const TensorSpec t = s.Operand(s.OutputIndex());
-  const int64_t es = SizeOf(t.aux.dtype);
-  const char* now = static_cast<const char*>(ops.ptr(s.OutputIndex()));
-  for (int64_t e = 0; e < t.StoredElements(); ++e)
-    if (InLdGap(t, e) && std::memcmp(now + e * es, before.data() + e * es,
-                                     static_cast<size_t>(es)) != 0)
-      return e;
+  const int o = s.OutputIndex();
+  const int64_t es = SizeOf(s.aux[static_cast<size_t>(o)].dtype);
+  const char* now = static_cast<const char*>(ops.ptr(o));
+  const std::vector<bool> in = InMatrices(s, o);
+  for (size_t e = 0; e < in.size(); ++e)
+    if (!in[e] && std::memcmp(now + e * es, before.data() + e * es,
+                              static_cast<size_t>(es)) != 0)
+      return static_cast<int64_t>(e);
   return -1;
 }
 
@@ -84,8 +103,7 @@ inline ::testing::AssertionResult KernelMatchesReference(const KernelPtr& k,
   if (const int64_t e = ChangedLdGap(s, ops, before); e >= 0)
     return ::testing::AssertionFailure()
            << PrintSpec(s) << ": the kernel wrote element " << e
-           << " of the output, between its rows (ld "
-           << s.aux[static_cast<size_t>(s.OutputIndex())].layout.ld() << ")\n"
+           << " of the output, between its rows or its batch's matrices\n"
            << PrintImpl(k->impl());
   jit::SetScratchPlacementForTesting(jit::ScratchPlacement::kFront);
   absl::Status run = k->Run(front.ptrs());

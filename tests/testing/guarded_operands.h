@@ -25,10 +25,10 @@ namespace amarena::testing {
 
 enum class Placement { kBack, kFront };
 
-// Bytes operand i of `s` occupies in its layout (panel padding included).
+// Bytes operand i of `s` occupies in its layout (panel padding included),
+// over the whole batch.
 inline size_t OperandBytes(const Spec& s, int i) {
-  const TensorSpec t = s.Operand(i);
-  return static_cast<size_t>(t.StoredElements()) * SizeOf(t.aux.dtype);
+  return static_cast<size_t>(s.BatchedElements(i)) * SizeOf(s.aux[i].dtype);
 }
 
 class GuardedOperands {

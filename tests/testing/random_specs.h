@@ -136,6 +136,60 @@ inline std::vector<std::string> RandomLdSpecTexts(int count, int max_dim,
   return out;
 }
 
+// Batched user-level matmul texts (BxMxKxN): batch 1, 2, 3, 7, 16 or
+// anything in 1..8; dims 1, 7, 13, a prime or anything in 1..max_dim; f32 or
+// bf16*bf16->f32; A, B and C row- or column-major, sometimes with a leading
+// dimension; B sometimes pre-packed in panels; a third share one B (sb=0);
+// some give A's or C's batch stride away from the dense one (A's 0 or past
+// it, C's past it), or place C's matrices side by side within ldc. A
+// quarter accumulate.
+inline std::vector<std::string> RandomBatchSpecTexts(int count, int max_dim,
+                                                     uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  static constexpr int64_t kBatches[] = {1, 2, 3, 7, 16};
+  static constexpr int64_t kDims[] = {1, 7, 13, 2, 3, 5, 17, 31};
+  auto dim = [&] {
+    return pick(0, 1) == 0 ? kDims[pick(0, std::size(kDims) - 1)]
+                           : pick(1, max_dim);
+  };
+  std::vector<std::string> out;
+  for (int i = 0; i < count; ++i) {
+    const bool bf16 = pick(0, 2) == 0;
+    const int64_t b = pick(0, 1) == 0 ? kBatches[pick(0, 4)] : pick(1, 8);
+    const int64_t m = dim(), k = dim(), n = dim();
+    std::string t = absl::StrCat("matmul ", b, "x", m, "x", k, "x", n,
+                                 bf16 ? " bf16*bf16->f32" : " f32");
+    const bool a_col = pick(0, 3) == 0, c_col = pick(0, 3) == 0;
+    const bool shared = b > 1 && pick(0, 2) == 0;
+    if (a_col) t += " a=col";
+    const int64_t b_shape = pick(0, 3);
+    if (b_shape == 0) t += " b=col";
+    if (b_shape == 1) absl::StrAppend(&t, " b=p", 8 << pick(0, 2));
+    if (c_col) t += " c=col";
+    // C side by side within ldc: ldc holds all b matrices' rows and more.
+    const int64_t c_inner = c_col ? m : n, c_outer = c_col ? n : m;
+    const bool side = b > 1 && pick(0, 4) == 0;
+    if (side) {
+      const int64_t gap = pick(0, 3);
+      absl::StrAppend(&t, " ldc=", b * (c_inner + gap) + pick(0, 5),
+                      " sc=", c_inner + gap);
+    } else if (b > 1 && pick(0, 3) == 0) {
+      absl::StrAppend(&t, " sc=", c_outer * c_inner + pick(1, 13));
+    }
+    if (pick(0, 3) == 0)
+      absl::StrAppend(&t, " lda=", (a_col ? m : k) + pick(1, 13));
+    if (b > 1 && pick(0, 3) == 0)
+      absl::StrAppend(&t, " sa=", pick(0, 1) == 0 ? 0 : m * k * 2 + 17);
+    if (shared) t += " sb=0";
+    if (pick(0, 3) == 0) t += " accum";
+    out.push_back(t);
+  }
+  return out;
+}
+
 // Distinct f32 matmuls, numbered from 0, small for small i (K grows by 16
 // every 96): the first thousand are quick to search (well under a
 // millisecond each with one Searcher shared), with trees of tens of nodes.

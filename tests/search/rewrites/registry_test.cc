@@ -39,6 +39,11 @@ std::vector<Spec> RandomUserSpecs() {
     if (s.ok()) out.push_back(*s);
   }
   for (const Spec& s : testing::RandomMatmuls(6, 100, 22)) out.push_back(s);
+  // Batched: loops over the batch, parallel ones, packs of a shared B.
+  for (const std::string& text : testing::RandomBatchSpecTexts(8, 40, 23)) {
+    absl::StatusOr<Spec> s = ParseSpec(text);
+    if (s.ok()) out.push_back(*s);
+  }
   return out;
 }
 

@@ -1,0 +1,95 @@
+// The loops over a batch (search/rewrites/loops.cc): a batched matmul is
+// offered only a loop over its batch (tiles of 1; on two or more workers, a
+// parallel one at the root) and the moves of what its batch shares, and the
+// body of the loop is the batch-1 matmul.
+#include <set>
+#include <string>
+
+#include "core/spec_text.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "search/rewrites/registry.h"
+
+namespace amarena {
+namespace {
+
+using ::testing::UnorderedElementsAre;
+
+Target TwoWorkers() {
+  Target t = Target::Avx2(
+      CacheSizes{.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20});
+  t.workers = 2;
+  return t;
+}
+
+std::set<std::string> Offered(const std::string& text, const Target& t) {
+  absl::StatusOr<Spec> s = ParseSpec(text);
+  EXPECT_TRUE(s.ok()) << text;
+  std::set<std::string> out;
+  if (!s.ok()) return out;
+  for (const Candidate& c : EnumerateCandidates(t.Bind(*s), t))
+    out.insert(Describe(c.action));
+  return out;
+}
+
+TEST(BatchLoopTest, ABatchIsOfferedOnlyItsLoops) {
+  const Target t = TwoWorkers();
+  // 7 on two workers: tiles of 1, 2 and 4 (ceil(7 / 2)) make at least two
+  // tasks; nothing else applies to a batch of A, B and C of their own.
+  EXPECT_THAT(Offered("matmul 7x13x64x64 f32", t),
+              UnorderedElementsAre("tile b 1", "parallel tile b 1",
+                                   "parallel tile b 2", "parallel tile b 4"));
+  // Serial: no parallel loop.
+  EXPECT_THAT(Offered("matmul 3x13x64x64 f32 serial", t),
+              UnorderedElementsAre("tile b 1"));
+}
+
+TEST(BatchLoopTest, ASharedBMayBeMovedAboveTheLoop) {
+  const Target t = TwoWorkers();
+  const std::set<std::string> offered =
+      Offered("matmul 4x13x256x256 f32 sb=0 serial", t);
+  EXPECT_TRUE(offered.count("tile b 1"));
+  int packs_of_b = 0;
+  for (const std::string& d : offered) {
+    EXPECT_TRUE(d == "tile b 1" || d.rfind("pack 1 ", 0) == 0 ||
+                d.rfind("view 1 ", 0) == 0)
+        << d;
+    packs_of_b += d.rfind("pack 1 ", 0) == 0;
+  }
+  EXPECT_GT(packs_of_b, 0);
+}
+
+TEST(BatchLoopTest, TheBodyIsTheBatchOneMatmul) {
+  const Target t = TwoWorkers();
+  absl::StatusOr<Spec> s =
+      ParseSpec("matmul 5x13x64x64 f32 lda=70 sb=0 sc=5000");
+  ASSERT_TRUE(s.ok());
+  const Spec bound = t.Bind(*s);
+  int seen = 0;
+  for (const Candidate& c : EnumerateCandidates(bound, t)) {
+    const std::string d = Describe(c.action);
+    seen += d == "tile b 1" || d == "parallel tile b 2";
+    if (d == "tile b 1") {
+      ASSERT_EQ(c.expansion.children.size(), 1u);
+      const Spec& body = c.expansion.children[0];
+      EXPECT_EQ(PrintSpec(body).rfind("matmul 13x64x64 f32 budget=", 0), 0u)
+          << PrintSpec(body);
+      EXPECT_EQ(c.expansion.loop.full_iters, 5);
+    }
+    if (d == "parallel tile b 2") {
+      // Two full tiles of two and a remainder of one; the strides stay,
+      // written out (A's came from its lda).
+      ASSERT_EQ(c.expansion.children.size(), 2u);
+      EXPECT_EQ(c.expansion.children[0].b, 2);
+      EXPECT_EQ(c.expansion.children[1].b, 1);
+      EXPECT_EQ(c.expansion.children[0].BatchStride(0), 13 * 70);
+      EXPECT_EQ(c.expansion.children[0].BatchStride(1), 0);
+      EXPECT_EQ(c.expansion.children[0].BatchStride(2), 5000);
+      EXPECT_TRUE(c.expansion.children[0].serial);
+    }
+  }
+  EXPECT_EQ(seen, 2);
+}
+
+}  // namespace
+}  // namespace amarena
