@@ -77,6 +77,11 @@ struct Spec {
   int64_t m = 1, k = 1, n = 1;  // Zero and Move use m x n; k stays 1
   std::array<TensorAux, 3> aux{};
   bool serial = false;  // true forbids parallel loops below this Spec
+  // A matmul's scale: C = alpha * A.B (C += alpha * A.B accumulating). Part
+  // of the Spec's identity (kernels specialise on it); 1 for every other kind
+  // and by default, which is the plain product. Finite; Canonical turns -0
+  // into 0 (the two scale alike up to the sign of a zero result).
+  float alpha = 1.0f;
   // The budget left at this point of the tree. A user's Spec has none: the
   // target's whole budget applies (see Target::Bind).
   std::optional<Budget> budget;
@@ -126,9 +131,9 @@ struct Spec {
 
 // Everything but the budget, packed into five words (dims, batch and leading
 // dimensions are below 2^31, a vector width or a panel width below 2^11; the
-// last two words hold the leading dimensions, zero when all operands are
-// dense); equal exactly when the canonical Specs without their budgets are
-// equal.
+// last two words hold the leading dimensions and alpha's bits xor 1.0f's, so
+// they are zero when all operands are dense and alpha is 1); equal exactly
+// when the canonical Specs without their budgets are equal.
 inline constexpr size_t kPackedWords = 5;
 std::array<uint64_t, kPackedWords> PackProblem(const Spec& s);
 
@@ -155,7 +160,8 @@ H AbslHashValue(H h, const Spec& s) {
 // operands are interleaved or in sections, and only those spanning two
 // panels or more are in sections; a packed operand that is a single run of at
 // most one panel (one outer row, not interleaved) is plain; cache budgets are
-// powers of two. Equal problems hash equal. (An m x 1 tile keeps its layout:
+// powers of two; alpha is 1 but for a matmul, and never -0. Equal problems
+// hash equal. (An m x 1 tile keeps its layout:
 // it says whether the tile is contiguous in memory.) A leading dimension is
 // kept only where it is not the dense one (Layout::Canonical) and only in
 // memory (not in VRF). A cache level's budget is

@@ -6,6 +6,7 @@
 //   matmul 4x1x16 f32 accum a=l1 b=l1 c=vrf,v8 serial
 //       budget=vrf:3,gpr:4,l1:512,l2:16384,l3:524288
 //   matmul 6x256x16 f32 accum a=l1 b=l2,p16 c=vrf,v8
+//   matmul 64x64x64 bf16*bf16->bf16 alpha=0.5    C = 0.5 A . B, rounded to bf16
 //   zero 4x16 f32 out=vrf,v8
 //   move 256x64 f32 src=l1 dst=l2,p16
 //
@@ -16,6 +17,7 @@
 //   dtypes  := T | T*T->T (matmul) ; T (zero, move) ;  T := f32 | bf16
 //   option  := accum | serial | NAME=prop(,prop)*
 //            | budget=vrf:R,gpr:G,l1:L,l2:L,l3:L
+//            | alpha=X                  (matmul: C = X * A.B; a finite float)
 //   NAME    := a | b | c (matmul) ; out (zero) ; src | dst (move)
 //   prop    := gl | l3 | l2 | l1 | vrf    (level)
 //            | row | col                  (layout)
@@ -26,7 +28,8 @@
 //                                          core/tensor_spec.h)
 //            | vW                         (lanes per register, vrf only)
 // Defaults (printed by omission): operands in GL, row-major; parallel allowed;
-// no budget (the target's whole budget). PrintSpec(ParseSpec(t)) is canonical
+// no budget (the target's whole budget); alpha=1. alpha prints as the
+// shortest text that reads back as the same float. PrintSpec(ParseSpec(t)) is canonical
 // and ParseSpec(PrintSpec(s)) == s for every Spec.
 #ifndef AMARENA_CORE_SPEC_TEXT_H_
 #define AMARENA_CORE_SPEC_TEXT_H_
