@@ -12,8 +12,12 @@
 #include "core/reference.h"
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
+#include "jit/compile.h"
+#include "jit/disassemble.h"
 #include "runtime/runtime.h"
+#include "search/search.h"
 #include "tests/testing/check_kernel.h"
+#include "tests/testing/fixed_target.h"
 #include "tests/testing/impl_walk.h"
 #include "tests/testing/isa_runtime.h"
 #include "tests/testing/random_specs.h"
@@ -157,6 +161,31 @@ TEST_P(Bf16OutTest, RandomSpecsMatchTheReference) {
     }
   }
   EXPECT_GT(checked, refused);
+}
+
+// The narrowing copy and the scaling as each ISA encodes them, compiled for
+// a fixed target (AVX-512 whether or not the host has it): vpmovdw with
+// AVX-512, vpackusdw + vpermq with AVX2; vmulps by the alpha table.
+TEST(Bf16OutCode, EachIsaNarrowsAndScales) {
+  if (!jit::Disassemble(nullptr, 0).ok()) GTEST_SKIP() << "built without Zydis";
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    const Target t = testing::FixedTarget(isa, 1);
+    Searcher searcher(t);
+    const Spec root =
+        t.Bind(*ParseSpec("matmul 13x100x64 f32*f32->bf16 alpha=0.5"));
+    absl::StatusOr<ImplPtr> impl = searcher.Solve(root);
+    ASSERT_TRUE(impl.ok()) << impl.status();
+    absl::StatusOr<std::unique_ptr<CompiledKernel>> code =
+        Compile(**impl, t, KernelName(root));
+    ASSERT_TRUE(code.ok()) << code.status();
+    absl::StatusOr<std::string> text =
+        jit::Disassemble((*code)->code(), (*code)->code_size());
+    ASSERT_TRUE(text.ok()) << text.status();
+    const bool avx512 = isa == Isa::kAvx512;
+    EXPECT_EQ(text->find("vpmovdw") != std::string::npos, avx512) << *text;
+    EXPECT_EQ(text->find("vpackusdw") != std::string::npos, !avx512) << *text;
+    EXPECT_NE(text->find("vmulps"), std::string::npos) << *text;
+  }
 }
 
 }  // namespace
