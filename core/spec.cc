@@ -82,7 +82,8 @@ std::array<uint64_t, kPackedWords> PackProblem(const Spec& s) {
 
 Spec Canonical(Spec s) {
   if (!s.IsMatmul()) s.k = 1;
-  if (!s.IsMatmul() || s.alpha == 0.0f) s.alpha = s.IsMatmul() ? 0.0f : 1.0f;
+  if (!s.IsMatmul()) s.alpha = 1.0f;
+  if (s.alpha == 0.0f) s.alpha = 0.0f;  // -0 compares equal: one bit pattern
   for (int i = 0; i < 3; ++i) {
     if (i >= s.NumOperands()) {
       s.aux[i] = TensorAux{};
