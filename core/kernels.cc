@@ -275,8 +275,9 @@ int CopyMostScratch(const Spec& s, const Target&) {
 int64_t CopyCost(const Spec& s, const Target& t) {
   const bool cast = s.aux[0].dtype != s.aux[1].dtype;
   return CopyOps(s, t.f32_lanes) *
-         (std::max(t.cost.load, t.cost.store) +
-          (Narrows(s) ? 3 * WidenCost(t) : cast ? WidenCost(t) : 0));
+         (std::max(t.cost.load, t.cost.store) + (Narrows(s) ? 3 * WidenCost(t)
+                                                 : cast     ? WidenCost(t)
+                                                            : 0));
 }
 
 // --- kDot -------------------------------------------------------------------
@@ -395,8 +396,8 @@ int64_t DotBf16Cost(const Spec& s, const Target& t) {
 // single element; both are shifted into the high word of each dword, so
 // whatever the pair partner holds is multiplied by zero.
 bool OuterBf16Applies(const Spec& s, const Target& t) {
-  if (!t.bf16_dot || s.kind != Kind::kMatmulAccum || s.k > 2 ||
-      !F32Output(s) || Scaled(s))
+  if (!t.bf16_dot || s.kind != Kind::kMatmulAccum || s.k > 2 || !F32Output(s) ||
+      Scaled(s))
     return false;
   const TensorSpec a = s.Operand(0), b = s.Operand(1), c = s.Operand(2);
   const int vw = c.aux.vector_width;

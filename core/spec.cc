@@ -69,15 +69,14 @@ std::array<uint64_t, kPackedWords> PackProblem(const Spec& s) {
   auto ld = [&](int i) { return static_cast<uint64_t>(s.aux[i].layout.ld()); };
   // Zero for alpha = 1, so the plain product packs (and hashes) as it always
   // has.
-  const uint64_t alpha = std::bit_cast<uint32_t>(s.alpha) ^
-                         std::bit_cast<uint32_t>(1.0f);
-  return {
-      static_cast<uint64_t>(s.m) | static_cast<uint64_t>(s.k) << 31 |
-          static_cast<uint64_t>(s.kind) << 62,
-      static_cast<uint64_t>(s.n) | static_cast<uint64_t>(s.b) << 31 |
-          static_cast<uint64_t>(s.serial) << 62,
-      PackAux(s.aux[0]) | PackAux(s.aux[1]) << 21 | PackAux(s.aux[2]) << 42,
-      ld(0) | ld(1) << 32, ld(2) | alpha << 32};
+  const uint64_t alpha =
+      std::bit_cast<uint32_t>(s.alpha) ^ std::bit_cast<uint32_t>(1.0f);
+  return {static_cast<uint64_t>(s.m) | static_cast<uint64_t>(s.k) << 31 |
+              static_cast<uint64_t>(s.kind) << 62,
+          static_cast<uint64_t>(s.n) | static_cast<uint64_t>(s.b) << 31 |
+              static_cast<uint64_t>(s.serial) << 62,
+          PackAux(s.aux[0]) | PackAux(s.aux[1]) << 21 | PackAux(s.aux[2]) << 42,
+          ld(0) | ld(1) << 32, ld(2) | alpha << 32};
 }
 
 Spec Canonical(Spec s) {

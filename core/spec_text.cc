@@ -298,9 +298,10 @@ absl::Status Parser::ParseBudget(absl::string_view v, Spec& s) {
 // the shortest text that reads back as the same float).
 absl::Status Parser::ParseAlpha(absl::string_view v, Spec& s) {
   if (!s.IsMatmul())
-    return Error(absl::StrCat("option alpha is only valid for matmul, must not "
-                              "be given for ",
-                              OpName(s.kind)));
+    return Error(
+        absl::StrCat("option alpha is only valid for matmul, must not "
+                     "be given for ",
+                     OpName(s.kind)));
   float a = 0;
   auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), a);
   if (v.empty() || ec != std::errc() || ptr != v.data() + v.size() ||

@@ -29,8 +29,8 @@
 //            | vW                         (lanes per register, vrf only)
 // Defaults (printed by omission): operands in GL, row-major; parallel allowed;
 // no budget (the target's whole budget); alpha=1. alpha prints as the
-// shortest text that reads back as the same float. PrintSpec(ParseSpec(t)) is canonical
-// and ParseSpec(PrintSpec(s)) == s for every Spec.
+// shortest text that reads back as the same float. PrintSpec(ParseSpec(t)) is
+// canonical and ParseSpec(PrintSpec(s)) == s for every Spec.
 #ifndef AMARENA_CORE_SPEC_TEXT_H_
 #define AMARENA_CORE_SPEC_TEXT_H_
 

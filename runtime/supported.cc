@@ -101,8 +101,7 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
   // for it, and it is not tested.
   const DType in = s.aux[0].dtype;
   const DType out = s.aux[s.OutputIndex()].dtype;
-  bool dtypes_ok =
-      out == DType::kF32 || (s.IsMatmul() && out == DType::kBF16);
+  bool dtypes_ok = out == DType::kF32 || (s.IsMatmul() && out == DType::kBF16);
   for (int i = 0; i < s.OutputIndex(); ++i) dtypes_ok &= s.aux[i].dtype == in;
   const bool f32_bf16 = s.IsMatmul() && s.aux[0].dtype == DType::kF32 &&
                         s.aux[1].dtype == DType::kBF16;

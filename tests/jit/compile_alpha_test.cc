@@ -85,18 +85,17 @@ TEST_P(AlphaTest, EveryScalingKernel) {
     }
     absl::StatusOr<KernelPtr> k = Rt(GetParam(), 1).Get(c.text);
     ASSERT_TRUE(k.ok()) << k.status();
-    EXPECT_TRUE(UsesKernel((*k)->impl(), c.kernel))
-        << c.text << "\n"
-        << PrintImpl((*k)->impl());
+    EXPECT_TRUE(UsesKernel((*k)->impl(), c.kernel)) << c.text << "\n"
+                                                    << PrintImpl((*k)->impl());
   }
 }
 
 // alpha = 0 writes zeros (C = 0 * A.B), or leaves C as it was when
 // accumulating; -0 is the same Spec as 0.
 TEST_P(AlphaTest, ZeroAlpha) {
-  for (const char* text : {"matmul 13x100x37 f32 alpha=0",
-                           "matmul 13x100x37 f32 alpha=0 accum",
-                           "matmul 13x100x37 f32 alpha=-0 accum"}) {
+  for (const char* text :
+       {"matmul 13x100x37 f32 alpha=0", "matmul 13x100x37 f32 alpha=0 accum",
+        "matmul 13x100x37 f32 alpha=-0 accum"}) {
     EXPECT_TRUE(Matches(GetParam(), 1, text));
   }
   absl::StatusOr<Spec> zero = ParseSpec("matmul 4x4x4 f32 alpha=0");
@@ -122,9 +121,9 @@ TEST_P(AlphaTest, KSplitScalesEachBlockOnce) {
 // k-pair kernels (which compute the plain product) would read them.
 TEST_P(AlphaTest, RandomSpecsMatchTheReference) {
   const Isa isa = GetParam();
-  const std::vector<std::string> texts = testing::RandomSpecTexts(
-      testing::SweepCount(120), /*max_dim=*/150,
-      /*seed=*/4100 + static_cast<int>(isa));
+  const std::vector<std::string> texts =
+      testing::RandomSpecTexts(testing::SweepCount(120), /*max_dim=*/150,
+                               /*seed=*/4100 + static_cast<int>(isa));
   int checked = 0, refused = 0;
   for (size_t i = 0; i < texts.size(); i += testing::SweepStride()) {
     const std::string text =

@@ -142,9 +142,9 @@ TEST_P(Bf16OutTest, RandomSpecsMatchTheReference) {
   const Isa isa = GetParam();
   int checked = 0, refused = 0;
   for (const char* dtypes : kDTypes) {
-    const std::vector<std::string> texts = testing::RandomSpecTexts(
-        testing::SweepCount(60), /*max_dim=*/150,
-        /*seed=*/4200 + static_cast<int>(isa), dtypes);
+    const std::vector<std::string> texts =
+        testing::RandomSpecTexts(testing::SweepCount(60), /*max_dim=*/150,
+                                 /*seed=*/4200 + static_cast<int>(isa), dtypes);
     for (size_t i = 0; i < texts.size(); i += testing::SweepStride()) {
       const int threads = 1 + static_cast<int>(i % 2);
       absl::StatusOr<KernelPtr> k = Rt(isa, threads).Get(texts[i]);

@@ -3,14 +3,14 @@
 // masked tails), one and several rows, k of one, two, a vector and about the
 // longest dot product one call unrolls, for f32, bf16 and f32*bf16 (f32
 // activations, bf16 weights) and every layout of A and B, each also scaled
-// (alpha) and into a bf16 C (accumulated in an f32 buffer, rounded back). Each shape becomes a
-// root Spec in memory and a tree forced down to that kernel without tiling, so
-// the kernel runs on the shape itself: views into L1, a register tile or a
-// packing buffer on the way, every other subtree as the search makes it. With
-// AVX2 the tree runs against the reference, with guard pages
-// (tests/testing/check_kernel.h); with AVX-512 BF16 it is compiled (the bounds
-// audit included) and run only where the host has AVX-512. A new kernel is
-// covered by its catalogue row alone.
+// (alpha) and into a bf16 C (accumulated in an f32 buffer, rounded back). Each
+// shape becomes a root Spec in memory and a tree forced down to that kernel
+// without tiling, so the kernel runs on the shape itself: views into L1, a
+// register tile or a packing buffer on the way, every other subtree as the
+// search makes it. With AVX2 the tree runs against the reference, with guard
+// pages (tests/testing/check_kernel.h); with AVX-512 BF16 it is compiled (the
+// bounds audit included) and run only where the host has AVX-512. A new kernel
+// is covered by its catalogue row alone.
 #include <algorithm>
 #include <random>
 #include <string>
@@ -62,9 +62,9 @@ std::vector<Spec> EdgeRoots(int64_t lanes) {
             for (TensorAux b : bs) {
               if (b.layout.paired() && b_dt != DType::kBF16) continue;
               b.dtype = b_dt;
-              Spec s = Spec::Matmul(m, k, n,
-                                    {.dtype = a_dt, .layout = a_layout}, b,
-                                    {}, /*accum=*/true);
+              Spec s =
+                  Spec::Matmul(m, k, n, {.dtype = a_dt, .layout = a_layout}, b,
+                               {}, /*accum=*/true);
               out.push_back(s);
               Spec scaled = s;
               scaled.alpha = -1.5f;

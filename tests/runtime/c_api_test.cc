@@ -100,10 +100,10 @@ TEST_F(CApiTest, OutputOverlappingAnInputIsRefused) {
 // against the reference, a bf16 C's operand is 2 bytes an element, and a
 // dtype combination not implemented is AMARENA_UNIMPLEMENTED naming it.
 TEST_F(CApiTest, AlphaAndBf16Output) {
-  for (const char* text : {"matmul 13x100x37 f32 alpha=0.5",
-                           "matmul 13x100x37 f32 accum alpha=-2",
-                           "matmul 13x100x37 bf16",  // bf16*bf16->bf16
-                           "matmul 13x100x37 f32*bf16->bf16 accum alpha=3"}) {
+  for (const char* text :
+       {"matmul 13x100x37 f32 alpha=0.5", "matmul 13x100x37 f32 accum alpha=-2",
+        "matmul 13x100x37 bf16",  // bf16*bf16->bf16
+        "matmul 13x100x37 f32*bf16->bf16 accum alpha=3"}) {
     amarena_kernel* k = nullptr;
     ASSERT_EQ(amarena_kernel_get(nullptr, text, &k), AMARENA_OK)
         << text << ": " << LastError();

@@ -67,10 +67,10 @@ inline std::vector<std::string> RandomSpecTexts(
     const int64_t m = dim(), k = dim(), n = dim();
     const bool bf16_out = extra(0, 3) == 0;
     const int64_t alpha = extra(0, 11);  // 0..2: which alpha; else none
-    std::string t = absl::StrCat(
-        "matmul ", m, "x", k, "x", n,
-        bf16 ? (bf16_out ? " bf16*bf16->bf16" : " bf16*bf16->f32")
-             : (bf16_out ? " f32*f32->bf16" : " f32"));
+    std::string t =
+        absl::StrCat("matmul ", m, "x", k, "x", n,
+                     bf16 ? (bf16_out ? " bf16*bf16->bf16" : " bf16*bf16->f32")
+                          : (bf16_out ? " f32*f32->bf16" : " f32"));
     if (!dtypes.empty()) {
       t = absl::StrCat("matmul ", m, "x", k, "x", n, " ", dtypes);
       bf16 = absl::StrContains(dtypes, "*bf16");
@@ -93,8 +93,10 @@ inline std::vector<std::string> RandomSpecTexts(
     if (pick(0, 3) == 0) t += " c=col";
     if (pick(0, 3) == 0) t += " accum";
     if (dtypes.empty() && alpha < 3)
-      absl::StrAppend(&t, " alpha=", alpha == 0 ? "0.5" : alpha == 1 ? "-2"
-                                                                   : "3.25");
+      absl::StrAppend(&t, " alpha=",
+                      alpha == 0   ? "0.5"
+                      : alpha == 1 ? "-2"
+                                   : "3.25");
     out.push_back(t);
   }
   return out;
