@@ -17,6 +17,16 @@ bool AllF32(const Spec& s) {
 bool F32Output(const Spec& s) { return s.aux[2].dtype == DType::kF32; }
 bool Bf16(const TensorAux& a) { return a.dtype == DType::kBF16; }
 
+// alpha (Spec::alpha) is applied inside the matmul kernels, each call
+// scaling its own products before they reach C: a k-split's slices are
+// separate calls, so every product is scaled exactly once, and the
+// accumulators never hold a scaled partial sum that a later call could scale
+// again. The broadcast kernel scales whichever is fewer, its B vectors or its
+// A broadcasts; the dot kernels scale the one horizontal sum; the k-pair
+// kernels do not take alpha (they are for the plain product). Each scaling is
+// one multiply, priced as an FMA.
+bool Scaled(const Spec& s) { return s.alpha != 1.0f; }
+
 // Widening a bf16 vector takes two FP-pipe uops (a zero-extending shuffle,
 // fused with its load, and a shift) where Zen 5 has four FP pipes of which two
 // run FMAs: priced as one FMA slot. An estimate from the pipe counts, not
@@ -103,7 +113,8 @@ int64_t BroadcastFmaCost(const Spec& s, const Target& t) {
   const TensorSpec c = s.Operand(2);
   if (Bf16(s.aux[1]) && Masked(c) && t.isa == Isa::kAvx2)
     loads += c.cols % c.aux.vector_width;
-  return std::max(fmas * t.cost.fma + widen * WidenCost(t),
+  const int64_t scale = Scaled(s) ? std::min(s.m, nv) : 0;
+  return std::max((fmas + scale) * t.cost.fma + widen * WidenCost(t),
                   loads * t.cost.load);
 }
 // Scratch: B's vectors and the broadcast; a bf16 B's AVX2 tail is gathered
@@ -147,8 +158,8 @@ std::optional<PeakRate> ScalarFmaRate(const Spec& s, const Target&) {
   if (!s.IsMatmul()) return std::nullopt;
   return PeakRate{};
 }
-int64_t ScalarFmaCost(const Spec&, const Target& t) {
-  return 5 * t.cost.fma * 2;
+int64_t ScalarFmaCost(const Spec& s, const Target& t) {
+  return 5 * t.cost.fma * 2 + (Scaled(s) ? t.cost.fma : 0);
 }
 
 // --- kVectorZero
@@ -234,9 +245,13 @@ int64_t CopyOps(const Spec& s, int lanes) {
   int64_t inner = src.InnerExtent();
   return src.OuterExtent() * (vec ? inner / lanes + inner % lanes : inner);
 }
-// f32 -> f32, bf16 -> bf16, and the cast bf16 -> f32 (never narrowing).
+// f32 -> f32, bf16 -> bf16, the cast bf16 -> f32, and f32 -> bf16 (a bf16
+// C's f32 buffer written back, rounded to nearest even).
 bool CopyDtypesOk(const Spec& s) {
-  return s.aux[0].dtype == s.aux[1].dtype || Bf16(s.aux[0]);
+  return s.aux[0].dtype == s.aux[1].dtype || Bf16(s.aux[0]) || Bf16(s.aux[1]);
+}
+bool Narrows(const Spec& s) {
+  return s.kind == Kind::kMove && !Bf16(s.aux[0]) && Bf16(s.aux[1]);
 }
 // Never into the k-pair layout: kCopyPairs writes it whole (pair partners
 // and all), which elementwise copies would not.
@@ -246,14 +261,23 @@ bool CopyApplies(const Spec& s, const Target& t) {
   return s.aux[0].level == Level::kL1 && s.aux[1].level == Level::kL1 &&
          CopyOps(s, t.f32_lanes) <= kMaxUnrolledStores;
 }
-int OneScratch(const Spec&, const Target&) { return 1; }
+// One register for the value; rounding to bf16 takes a second (the rounding
+// bias).
+int CopyScratch(const Spec& s, const Target&) { return Narrows(s) ? 2 : 1; }
+// A tree narrows only for a bf16 matmul output (its f32 buffer written back)
+// or when it is such a move itself.
 int CopyMostScratch(const Spec& s, const Target&) {
-  return MayHold(s, Kind::kMove) ? 1 : 0;
+  if (!MayHold(s, Kind::kMove)) return 0;
+  return Narrows(s) || (s.IsMatmul() && Bf16(s.aux[2])) ? 2 : 1;
 }
+// Narrowing: eight integer uops per vector (the rounding bias, the shift and
+// the pack), priced as three widens.
 int64_t CopyCost(const Spec& s, const Target& t) {
   const bool cast = s.aux[0].dtype != s.aux[1].dtype;
   return CopyOps(s, t.f32_lanes) *
-         (std::max(t.cost.load, t.cost.store) + (cast ? WidenCost(t) : 0));
+         (std::max(t.cost.load, t.cost.store) + (Narrows(s) ? 3 * WidenCost(t)
+                                                 : cast     ? WidenCost(t)
+                                                            : 0));
 }
 
 // --- kDot -------------------------------------------------------------------
@@ -310,7 +334,7 @@ int64_t DotCostOf(KernelId id, const Spec& s, const Target& t,
   // charged whether or not its pitch makes the emitter issue them).
   const int64_t loads = 2 * v + (Bf16(s.aux[1]) ? (2 * s.k + 63) / 64 : 0);
   return std::max({v * t.cost.fma + widen, loads * t.cost.load, chain}) +
-         6 * t.cost.fma + t.cost.load + t.cost.store;
+         (6 + (Scaled(s) ? 1 : 0)) * t.cost.fma + t.cost.load + t.cost.store;
 }
 // Dot products need A's rows and B's columns contiguous along k. No rewrite
 // makes an operand column-major or changes A's layout (packing makes B row
@@ -372,7 +396,8 @@ int64_t DotBf16Cost(const Spec& s, const Target& t) {
 // single element; both are shifted into the high word of each dword, so
 // whatever the pair partner holds is multiplied by zero.
 bool OuterBf16Applies(const Spec& s, const Target& t) {
-  if (!t.bf16_dot || s.kind != Kind::kMatmulAccum || s.k > 2 || !F32Output(s))
+  if (!t.bf16_dot || s.kind != Kind::kMatmulAccum || s.k > 2 || !F32Output(s) ||
+      Scaled(s))
     return false;
   const TensorSpec a = s.Operand(0), b = s.Operand(1), c = s.Operand(2);
   const int vw = c.aux.vector_width;
@@ -388,13 +413,13 @@ int OuterBf16Scratch(const Spec& s, const Target&) {
 }
 // Most: ceil(n/vw) + 1 with vw at least 8.
 int OuterBf16MostScratch(const Spec& s, const Target& t) {
-  if (!PairsMayRun(s, t)) return 0;
+  if (!PairsMayRun(s, t) || Scaled(s)) return 0;
   return static_cast<int>(std::min<int64_t>((s.n + 7) / 8, 1 << 20)) + 1;
 }
 // A vdpbf16ps covers one row's vector of at most the target's lanes and two
 // k (a k-pair).
 std::optional<PeakRate> OuterBf16Rate(const Spec& s, const Target& t) {
-  if (!PairsMayRun(s, t)) return std::nullopt;
+  if (!PairsMayRun(s, t) || Scaled(s)) return std::nullopt;
   return PeakRate{.lanes = t.f32_lanes, .k_per_op = 2};
 }
 // m * ceil(n/vw) vdpbf16ps on the FMA pipes (priced as FMAs; k = 1 adds a
@@ -452,8 +477,10 @@ int64_t CopyPairsCost(const Spec& s, const Target& t) {
 // vectors are whole in memory (pack % vw == 0), as for kOuterBf16; a k = 1
 // leaf is the even row of its pair (slices along paired rows start on even
 // rows), the low word of each dword.
+// (Unscaled only: alpha never changes down a tree, so a scaled matmul holds
+// no leaf it applies to.)
 bool F32TimesBf16(const Spec& s) {
-  return s.IsMatmul() && !Bf16(s.aux[0]) && Bf16(s.aux[1]);
+  return s.IsMatmul() && !Bf16(s.aux[0]) && Bf16(s.aux[1]) && !Scaled(s);
 }
 bool WidenPairsApplies(const Spec& s, const Target& t) {
   if (s.kind != Kind::kMatmulAccum || s.k > 2 || !F32Output(s) ||
@@ -510,7 +537,7 @@ constexpr KernelInfo kInfos[] = {
      VectorLoadScratch, 0, VectorMoveMostScratch, VectorLoadCost, NoRate},
     {KernelId::kVectorStore, "vector_store", Kind::kMove, VectorStoreApplies,
      VectorStoreScratch, 0, VectorMoveMostScratch, VectorStoreCost, NoRate},
-    {KernelId::kCopy, "copy", Kind::kMove, CopyApplies, OneScratch, 1,
+    {KernelId::kCopy, "copy", Kind::kMove, CopyApplies, CopyScratch, 1,
      CopyMostScratch, CopyCost, NoRate},
     {KernelId::kDot, "dot", Kind::kMatmulAccum, DotApplies, DotScratch, 2,
      DotMostScratch, DotCost, DotRate},

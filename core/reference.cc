@@ -62,7 +62,7 @@ Exact ExactElement(const Spec& s, void* const* ops, const void* out_before,
     case Kind::kMatmulAccum: {
       TensorSpec a = s.Operand(0), b = s.Operand(1);
       const int64_t a0 = q * s.BatchStride(0), b0 = q * s.BatchStride(1);
-      double sum = init, scale = std::fabs(init);
+      double sum = 0, scale = 0;
       for (int64_t kk = 0; kk < s.k; ++kk) {
         double p = static_cast<double>(
                        ReadElement(ops[0], a.aux.dtype, a0 + a.Offset(i, kk))) *
@@ -70,7 +70,10 @@ Exact ExactElement(const Spec& s, void* const* ops, const void* out_before,
         sum += p;
         scale += std::fabs(p);
       }
-      return {sum, scale};
+      // C = init + alpha * sum: the magnitudes summed are |init| and the
+      // products scaled by |alpha| (a kernel rounds each scaled term).
+      const double alpha = s.alpha;
+      return {init + alpha * sum, std::fabs(init) + std::fabs(alpha) * scale};
     }
   }
   return {0, 0};
@@ -123,8 +126,11 @@ Verdict CheckAgainstReference(const Spec& s, const Operands& ops,
       output_before.size() ==
       static_cast<size_t>(s.BatchedElements(o) * SizeOf(out.aux.dtype)));
   Verdict v;
-  v.tolerance =
-      (static_cast<double>(s.IsMatmul() ? s.k : 1) + 4) * std::ldexp(1.0, -23);
+  // alpha != 1 adds up to two roundings per term (alpha times an input or a
+  // partial sum, wherever the kernel applies it), hence 2 more.
+  const double extra = s.alpha != 1.0f ? 2 : 0;
+  v.tolerance = (static_cast<double>(s.IsMatmul() ? s.k : 1) + 4 + extra) *
+                std::ldexp(1.0, -23);
   if (out.aux.dtype == DType::kBF16)
     v.tolerance = std::max(v.tolerance, std::ldexp(1.0, -8));
   v.ok = true;

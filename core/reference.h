@@ -56,7 +56,9 @@ float ReadElement(const void* base, DType t, int64_t offset);
 // (i,j) is |got - exact| / (sum_k |a_ik * b_kj| + |c0_ij| + tiny): rounding
 // error relative to the magnitudes that were summed, so it does not blow up on
 // cancellation. A correct f32 kernel stays below about k * 2^-24; `ok` allows
-// (k + 4) * 2^-23.
+// (k + 4) * 2^-23, (k + 6) * 2^-23 with alpha (the products and their scale
+// are both multiplied by |alpha|), and at least 2^-8 for a bf16 output (one
+// rounding to bf16's 8 bits).
 struct Verdict {
   bool ok = false;
   double max_rel_err = 0;

@@ -85,6 +85,10 @@ std::array<uint64_t, kPackedWords> PackProblem(const Spec& s) {
   auto bs = [&](int i) {
     return static_cast<uint64_t>(s.batch_stride[static_cast<size_t>(i)] + 1);
   };
+  // Zero for alpha = 1, so the plain product packs (and hashes) as it always
+  // has.
+  const uint64_t alpha =
+      std::bit_cast<uint32_t>(s.alpha) ^ std::bit_cast<uint32_t>(1.0f);
   return {static_cast<uint64_t>(s.m) | static_cast<uint64_t>(s.k) << 31 |
               static_cast<uint64_t>(s.kind) << 62,
           static_cast<uint64_t>(s.n) | static_cast<uint64_t>(s.b) << 31 |
@@ -92,11 +96,14 @@ std::array<uint64_t, kPackedWords> PackProblem(const Spec& s) {
           PackAux(s.aux[0]) | PackAux(s.aux[1]) << 21 | PackAux(s.aux[2]) << 42,
           ld(0) | ld(1) << 32,
           ld(2) | bs(0) << 32,
-          bs(1) | bs(2) << 32};
+          bs(1) | bs(2) << 32,
+          alpha};
 }
 
 Spec Canonical(Spec s) {
   if (!s.IsMatmul()) s.k = 1;
+  if (!s.IsMatmul()) s.alpha = 1.0f;
+  if (s.alpha == 0.0f) s.alpha = 0.0f;  // -0 compares equal: one bit pattern
   for (int i = 0; i < 3; ++i) {
     if (i >= s.NumOperands()) {
       s.aux[i] = TensorAux{};

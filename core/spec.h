@@ -84,6 +84,11 @@ struct Spec {
   static constexpr int64_t kDenseBatch = -1;
   std::array<int64_t, 3> batch_stride{kDenseBatch, kDenseBatch, kDenseBatch};
   bool serial = false;  // true forbids parallel loops below this Spec
+  // A matmul's scale: C = alpha * A.B (C += alpha * A.B accumulating). Part
+  // of the Spec's identity (kernels specialise on it); 1 for every other kind
+  // and by default, which is the plain product. Finite; Canonical turns -0
+  // into 0 (the two scale alike up to the sign of a zero result).
+  float alpha = 1.0f;
   // The budget left at this point of the tree. A user's Spec has none: the
   // target's whole budget applies (see Target::Bind).
   std::optional<Budget> budget;
@@ -140,12 +145,13 @@ struct Spec {
   friend H AbslHashValue(H h, const Spec& s);
 };
 
-// Everything but the budget, packed into six words (dims, batch, leading
+// Everything but the budget, packed into seven words (dims, batch, leading
 // dimensions and batch strides are below 2^31, a vector width or a panel
-// width below 2^11; the last three words hold the leading dimensions and the
-// batch strides plus one, zero when all operands are dense); equal exactly
-// when the canonical Specs without their budgets are equal.
-inline constexpr size_t kPackedWords = 6;
+// width below 2^11; words 3 to 5 hold the leading dimensions and the batch
+// strides plus one, word 6 alpha's bits xor 1.0f's, so the last four are zero
+// when all operands are dense and alpha is 1); equal exactly when the
+// canonical Specs without their budgets are equal.
+inline constexpr size_t kPackedWords = 7;
 std::array<uint64_t, kPackedWords> PackProblem(const Spec& s);
 
 template <typename H>
@@ -161,9 +167,10 @@ H AbslHashValue(H h, const Spec& s) {
       static_cast<uint64_t>(b.l1_lines) * 0x9E3779B97F4A7C15ull ^
       static_cast<uint64_t>(b.l2_lines) << 7 ^
       static_cast<uint64_t>(b.l3_lines) << 23;
-  // Dense operands (nearly every Spec the search meets) add no step.
-  if (p[3] != 0 || p[4] != 0 || p[5] != 0)
-    h = H::combine(std::move(h), p[3], p[4], p[5]);
+  // Dense operands with alpha 1 (nearly every Spec the search meets) add no
+  // step.
+  if (p[3] != 0 || p[4] != 0 || p[5] != 0 || p[6] != 0)
+    h = H::combine(std::move(h), p[3], p[4], p[5], p[6]);
   return H::combine(std::move(h), p[0], p[1], p[2] ^ budget);
 }
 
@@ -172,7 +179,8 @@ H AbslHashValue(H h, const Spec& s) {
 // operands are interleaved or in sections, and only those spanning two
 // panels or more are in sections; a packed operand that is a single run of at
 // most one panel (one outer row, not interleaved) is plain; cache budgets are
-// powers of two. Equal problems hash equal. (An m x 1 tile keeps its layout:
+// powers of two; alpha is 1 but for a matmul, and never -0. Equal problems
+// hash equal. (An m x 1 tile keeps its layout:
 // it says whether the tile is contiguous in memory.) A leading dimension is
 // kept only where it is not the dense one (Layout::Canonical) and only in
 // memory (not in VRF). A batch stride is kept only in a matmul with b > 1

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -111,6 +112,7 @@ class Parser {
   absl::Status ParseOperand(absl::string_view name, absl::string_view props,
                             Spec& s);
   absl::Status ParseBudget(absl::string_view v, Spec& s);
+  absl::Status ParseAlpha(absl::string_view v, Spec& s);
   absl::Status ApplyLd(int i, int64_t ld, Spec& s) const;
   absl::Status CheckStride(int i, const Spec& s) const;
   absl::Status CheckSizes(const Spec& s) const;
@@ -303,6 +305,25 @@ absl::Status Parser::ParseBudget(absl::string_view v, Spec& s) {
   return absl::OkStatus();
 }
 
+// A finite float in the form std::from_chars reads (what PrintSpec writes:
+// the shortest text that reads back as the same float).
+absl::Status Parser::ParseAlpha(absl::string_view v, Spec& s) {
+  if (!s.IsMatmul())
+    return Error(
+        absl::StrCat("option alpha is only valid for matmul, must not "
+                     "be given for ",
+                     OpName(s.kind)));
+  float a = 0;
+  auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), a);
+  if (v.empty() || ec != std::errc() || ptr != v.data() + v.size() ||
+      !std::isfinite(a))
+    return Error(absl::StrCat("alpha is '", v,
+                              "', must be a finite number such as 0.5, -2 "
+                              "or 1e-3"));
+  s.alpha = a;
+  return absl::OkStatus();
+}
+
 // Once every option is read (the operand's order and level may come after
 // its ld).
 absl::Status Parser::ApplyLd(int i, int64_t ld, Spec& s) const {
@@ -420,6 +441,8 @@ absl::StatusOr<Spec> Parser::Parse() {
     absl::string_view key = t.substr(0, eq), val = t.substr(eq + 1);
     if (key == "budget") {
       AMARENA_RETURN_IF_ERROR(ParseBudget(val, s));
+    } else if (key == "alpha") {
+      AMARENA_RETURN_IF_ERROR(ParseAlpha(val, s));
     } else if (const int o = LdOperand(s.kind, key); o >= 0) {
       AMARENA_ASSIGN_OR_RETURN(int64_t ld, Int(val, key));
       if (ld < 1)
@@ -475,6 +498,11 @@ std::string PrintSpec(const Spec& s) {
                     Name(s.aux[n - 1].dtype));
   }
   if (s.kind == Kind::kMatmulAccum) absl::StrAppend(&out, " accum");
+  if (s.alpha != 1.0f) {
+    char buf[32];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), s.alpha);
+    absl::StrAppend(&out, " alpha=", absl::string_view(buf, end - buf));
+  }
   std::vector<absl::string_view> names = OperandNames(s.kind);
   for (int i = 0; i < n; ++i) {
     std::string p = PrintAux(s.aux[i]);

@@ -6,6 +6,7 @@
 //   matmul 4x1x16 f32 accum a=l1 b=l1 c=vrf,v8 serial
 //       budget=vrf:3,gpr:4,l1:512,l2:16384,l3:524288
 //   matmul 6x256x16 f32 accum a=l1 b=l2,p16 c=vrf,v8
+//   matmul 64x64x64 bf16*bf16->bf16 alpha=0.5    C = 0.5 A . B, rounded to bf16
 //   zero 4x16 f32 out=vrf,v8
 //   move 256x64 f32 src=l1 dst=l2,p16
 //   matmul 8x64x64x64 f32 sb=0                   C[q] = A[q] . B, q < 8
@@ -23,6 +24,7 @@
 //                                          dense, one after another; sb=0:
 //                                          one B shared by the whole batch;
 //                                          C's must not overlap)
+//            | alpha=X                    (matmul: C = X * A.B; a finite float)
 //   NAME    := a | b | c (matmul) ; out (zero) ; src | dst (move)
 //   prop    := gl | l3 | l2 | l1 | vrf    (level)
 //            | row | col                  (layout)
@@ -33,8 +35,9 @@
 //                                          core/tensor_spec.h)
 //            | vW                         (lanes per register, vrf only)
 // Defaults (printed by omission): operands in GL, row-major; parallel allowed;
-// no budget (the target's whole budget). PrintSpec(ParseSpec(t)) is canonical
-// and ParseSpec(PrintSpec(s)) == s for every Spec.
+// no budget (the target's whole budget); alpha=1. alpha prints as the
+// shortest text that reads back as the same float. PrintSpec(ParseSpec(t)) is
+// canonical and ParseSpec(PrintSpec(s)) == s for every Spec.
 #ifndef AMARENA_CORE_SPEC_TEXT_H_
 #define AMARENA_CORE_SPEC_TEXT_H_
 

@@ -27,6 +27,7 @@ namespace amarena::jit {
 void EmitOuterBf16(Emitter& e, const Spec& s, std::span<const View> v) {
   const View &a = v[0], &b = v[1], &c = v[2];
   AMARENA_JIT_CHECK(e.target().bf16_dot && s.k <= 2 && c.vw >= 8);
+  AMARENA_JIT_CHECK(s.alpha == 1.0f);  // the plain product only
   AMARENA_JIT_CHECK(b.pair_offset == 2 && b.col_stride == 4);
   const int vw = c.vw;
   const int64_t nv = (s.n + vw - 1) / vw;
@@ -130,7 +131,7 @@ void EmitCopyPairs(Emitter& e, const Spec& s, std::span<const View> v) {
 // widened in turn and FMAed into every row of C).
 void EmitWidenPairs(Emitter& e, const Spec& s, std::span<const View> v) {
   const View &a = v[0], &b = v[1], &c = v[2];
-  AMARENA_JIT_CHECK(s.k <= 2 && c.vw >= 8);
+  AMARENA_JIT_CHECK(s.k <= 2 && c.vw >= 8 && s.alpha == 1.0f);
   AMARENA_JIT_CHECK(b.pair_offset == 2 && b.col_stride == 4);
   const int vw = c.vw;
   const int64_t nv = (s.n + vw - 1) / vw;

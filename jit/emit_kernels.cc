@@ -99,13 +99,27 @@ void PrefetchStreamedB(Emitter& e, const View& b, int64_t n, int vw) {
   }
 }
 
-// C[m, n] (registers) += A[m, 1] * B[1, n]. Registers: m*ceil(n/vw)
+// Register r (vw lanes) times alpha, in place.
+void Scale(Emitter& e, const Spec& s, int r, int vw) {
+  if (vw == 1) {
+    e.vmulss(Xmm(r), Xmm(r), e.AlphaVector(s.alpha));
+  } else {
+    const Xbyak::Xmm x = Emitter::VecW(r, vw);
+    e.vmulps(x, x, e.AlphaVector(s.alpha));
+  }
+}
+
+// C[m, n] (registers) += alpha * A[m, 1] * B[1, n]. Registers: m*ceil(n/vw)
 // accumulators (the C operand) + ceil(n/vw) for B's row + 1 broadcast (+ 1
-// AVX2 mask for a partial last vector), as BroadcastFmaScratch says.
+// AVX2 mask for a partial last vector), as BroadcastFmaScratch says. alpha
+// != 1 scales B's vectors as they are loaded, or each broadcast of A when
+// those are fewer (core/kernels.cc, Scaled).
 void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
   const View &a = v[0], &b = v[1], &c = v[2];
   const int vw = c.vw;
   const int64_t nv = (s.n + vw - 1) / vw;
+  const bool scale_b = s.alpha != 1.0f && nv <= s.m;
+  const bool scale_a = s.alpha != 1.0f && !scale_b;
   const bool a_bf16 = s.aux[0].dtype == DType::kBF16;
   const bool b_bf16 = s.aux[1].dtype == DType::kBF16;
   const int mask = b_bf16 ? -1 : MaybeMaskReg(e, s.n, vw);
@@ -129,6 +143,7 @@ void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
                         valid == 1);
       VectorAccess(e, /*load=*/true, r, b.At(0, j * vw), vw, valid, mask);
     }
+    if (scale_b) Scale(e, s, r, vw);
   }
   int t = e.AllocVreg();
   for (int64_t i = 0; i < s.m; ++i) {
@@ -139,6 +154,7 @@ void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
     } else {
       e.vbroadcastss(Emitter::VecW(t, vw), a.At(i, 0));
     }
+    if (scale_a) Scale(e, s, t, vw);
     for (int64_t j = 0; j < nv; ++j) {
       if (vw == 1) {
         e.vfmadd231ss(Xmm(c.Reg(i, j)), Xmm(t), Xmm(bregs[j]));
@@ -153,11 +169,12 @@ void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
   if (mask >= 0) e.FreeVreg(mask);
 }
 
-// c += a * b with every operand in memory; two scratch xmm.
-void ScalarFma(Emitter& e, const Spec&, std::span<const View> v) {
+// c += alpha * a * b with every operand in memory; two scratch xmm.
+void ScalarFma(Emitter& e, const Spec& s, std::span<const View> v) {
   int acc = e.AllocVreg(), x = e.AllocVreg();
   e.vmovss(Xmm(acc), v[2].At(0, 0));
   e.vmovss(Xmm(x), v[0].At(0, 0));
+  if (s.alpha != 1.0f) Scale(e, s, x, 1);
   e.vfmadd231ss(Xmm(acc), Xmm(x), v[1].At(0, 0));
   e.vmovss(v[2].At(0, 0), Xmm(acc));
   e.FreeVreg(x);
@@ -212,10 +229,34 @@ void VectorMove(Emitter& e, const View& mem, const View& reg, bool load) {
   if (mask >= 0) e.FreeVreg(mask);
 }
 
+// The f32 lanes of register x rounded to bf16, to nearest even as
+// core/reference.cc rounds (x + 0x7fff + the bit above the cut, then the top
+// half), each left in the low word of its dword. `t` is a scratch register;
+// `lanes` 4 (xmm), 8 or 16. The constant 0x7fff is all ones shifted right by
+// 17 (vpternlogd with zmm: vpcmpeqd there writes an opmask).
+void RoundToBf16(Emitter& e, int x, int t, int lanes) {
+  const Xbyak::Xmm v = Emitter::VecW(x, lanes), u = Emitter::VecW(t, lanes);
+  e.vpsrld(u, v, 16);
+  e.vpslld(u, u, 31);
+  e.vpsrld(u, u, 31);
+  e.vpaddd(v, v, u);
+  if (e.target().isa == Isa::kAvx512) {
+    e.vpternlogd(u, u, u, 0xff);
+  } else {
+    e.vpcmpeqd(u, u, u);
+  }
+  e.vpsrld(u, u, 17);
+  e.vpaddd(v, v, u);
+  e.vpsrld(v, v, 16);
+}
+
 // dst = src between two memory tiles, as CopyOps in core/kernels.cc counts:
 // whole vectors along the shared contiguous dimension, then single elements.
 // bf16 -> bf16 moves vectors of half the bytes; bf16 -> f32 widens each
-// vector (or element) on the way.
+// vector (or element) on the way; f32 -> bf16 rounds each (RoundToBf16, a
+// second scratch register) and packs the words: vpmovdw with AVX-512; with
+// AVX2 vpackusdw (within each 128-bit lane; every dword is below 2^16, so
+// nothing saturates) and vpermq to gather the two lanes' low quadwords.
 void Copy(Emitter& e, const Spec& s, std::span<const View> v) {
   const View &src = v[0], &dst = v[1];
   const TensorSpec st = s.Operand(0), dt = s.Operand(1);
@@ -227,8 +268,9 @@ void Copy(Emitter& e, const Spec& s, std::span<const View> v) {
   const int64_t inner = row_major ? s.n : s.m, outer = row_major ? s.m : s.n;
   const bool from_bf16 = st.aux.dtype == DType::kBF16;
   const bool to_bf16 = dt.aux.dtype == DType::kBF16;
-  AMARENA_JIT_CHECK(from_bf16 || !to_bf16);
+  const bool narrow = to_bf16 && !from_bf16;
   int x = e.AllocVreg();
+  const int t = narrow ? e.AllocVreg() : -1;
   for (int64_t o = 0; o < outer; ++o) {
     int64_t p = 0;
     auto at = [&](const View& w, int64_t q) {
@@ -236,7 +278,18 @@ void Copy(Emitter& e, const Spec& s, std::span<const View> v) {
     };
     if (vec) {
       for (; p + lanes <= inner; p += lanes) {
-        if (to_bf16) {  // lanes bf16: half a vector of bytes
+        if (narrow) {
+          e.vmovups(e.Vec(x), at(src, p));
+          RoundToBf16(e, x, t, lanes);
+          if (lanes == 16) {
+            e.vpmovdw(at(dst, p), Xbyak::Zmm(x));
+          } else {
+            const Xbyak::Ymm y(x);
+            e.vpackusdw(y, y, y);
+            e.vpermq(y, y, 0x08);
+            e.vmovdqu(at(dst, p), Xmm(x));
+          }
+        } else if (to_bf16) {  // lanes bf16: half a vector of bytes
           const Xbyak::Xmm h = Emitter::VecW(x, lanes / 2);
           e.vmovups(h, at(src, p));
           e.vmovups(at(dst, p), h);
@@ -251,7 +304,11 @@ void Copy(Emitter& e, const Spec& s, std::span<const View> v) {
       }
     }
     for (; p < inner; ++p) {
-      if (to_bf16) {
+      if (narrow) {
+        e.vmovss(Xmm(x), at(src, p));
+        RoundToBf16(e, x, t, 4);
+        e.vpextrw(at(dst, p), Xmm(x), 0);
+      } else if (to_bf16) {
         e.vpbroadcastw(Xmm(x), at(src, p));
         e.vpextrw(at(dst, p), Xmm(x), 0);
       } else if (from_bf16) {
@@ -264,14 +321,15 @@ void Copy(Emitter& e, const Spec& s, std::span<const View> v) {
       }
     }
   }
+  if (t >= 0) e.FreeVreg(t);
   e.FreeVreg(x);
 }
 
-// c (one f32 in memory) += the sum of every lane of the accumulators, which
-// hold f32 at the target's width; `x` is a scratch register. The result is
-// left in acc[0]'s low lane.
-void AddHorizontalSum(Emitter& e, const std::vector<int>& acc, int x,
-                      const Xbyak::Address& c) {
+// c (one f32 in memory) += alpha * the sum of every lane of the
+// accumulators, which hold f32 at the target's width; `x` is a scratch
+// register. The result is left in acc[0]'s low lane.
+void AddHorizontalSum(Emitter& e, const Spec& s, const std::vector<int>& acc,
+                      int x, const Xbyak::Address& c) {
   const bool avx512 = e.target().isa == Isa::kAvx512;
   for (size_t i = 1; i < acc.size(); ++i)
     e.vaddps(e.Vec(acc[0]), e.Vec(acc[0]), e.Vec(acc[i]));
@@ -291,6 +349,7 @@ void AddHorizontalSum(Emitter& e, const std::vector<int>& acc, int x,
   e.vaddps(Xmm(r), Xmm(r), Xmm(x));
   e.vmovshdup(Xmm(x), Xmm(r));
   e.vaddss(Xmm(r), Xmm(r), Xmm(x));
+  if (s.alpha != 1.0f) Scale(e, s, r, 1);
   e.vaddss(Xmm(r), Xmm(r), c);
   e.vmovss(c, Xmm(r));
 }
@@ -362,7 +421,7 @@ void Dot(Emitter& e, const Spec& s, std::span<const View> v) {
       e.vfmadd231ps(acc_q, e.Vec(x), e.Vec(y));
     }
   }
-  AddHorizontalSum(e, acc, x, c.At(0, 0));
+  AddHorizontalSum(e, s, acc, x, c.At(0, 0));
   if (mask >= 0) e.FreeVreg(mask);
   if (y >= 0) e.FreeVreg(y);
   e.FreeVreg(x);
@@ -400,7 +459,7 @@ void DotBf16(Emitter& e, const Spec& s, std::span<const View> v) {
       e.vdpbf16ps(acc_q, Zmm(x), Zmm(y));
     }
   }
-  AddHorizontalSum(e, acc, x, c.At(0, 0));
+  AddHorizontalSum(e, s, acc, x, c.At(0, 0));
   if (y >= 0) e.FreeVreg(y);
   e.FreeVreg(x);
   for (auto it = acc.rbegin(); it != acc.rend(); ++it) e.FreeVreg(*it);

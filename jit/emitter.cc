@@ -205,6 +205,11 @@ void Emitter::EmitFunction(const ImplNode& root,
     for (int v = 0; v <= 32; ++v)
       dd(v == 32 ? 0xffffffffu : static_cast<uint32_t>((1ull << v) - 1));
   }
+  if (alpha_) {
+    align(64);
+    L(alpha_table_);
+    for (int i = 0; i < 16; ++i) dd(std::bit_cast<uint32_t>(*alpha_));
+  }
 }
 
 void Emitter::Lower(const ImplNode& node, std::span<const View> views) {

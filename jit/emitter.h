@@ -22,12 +22,15 @@
 #define AMARENA_JIT_EMITTER_H_
 
 #include <array>
+#include <bit>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "core/impl.h"
 #include "core/target.h"
+#include "jit/emit_check.h"
 #include "xbyak/xbyak.h"
 
 namespace amarena::jit {
@@ -149,6 +152,18 @@ class Emitter : public Xbyak::CodeGenerator {
     return k1;
   }
 
+  // 64 bytes holding `alpha` in every f32 lane, from a table the function
+  // carries after its code (as the masks): what scaled matmul kernels
+  // multiply by (a memory operand: no register held). Every matmul of one
+  // function has the root's alpha (no rewrite changes it), so there is one
+  // table.
+  Xbyak::Address AlphaVector(float alpha) {
+    AMARENA_JIT_CHECK(!alpha_ || std::bit_cast<uint32_t>(*alpha_) ==
+                                     std::bit_cast<uint32_t>(alpha));
+    alpha_ = alpha;
+    return ptr[rip + alpha_table_];
+  }
+
   // Sets vector register r to zero (vpxord for zmm: AVX512F only).
   void Zero(int r) {
     if (target_.f32_lanes == 16) {
@@ -172,6 +187,8 @@ class Emitter : public Xbyak::CodeGenerator {
   Target target_;
   Xbyak::Label mask_table_;
   bool uses_masks_ = false;
+  Xbyak::Label alpha_table_;
+  std::optional<float> alpha_;
   Xbyak::Reg64 scratch_;
   int64_t scratch_top_ = 0;
   int64_t scratch_bytes_ = 0;

@@ -1,5 +1,6 @@
 #include "runtime/supported.h"
 
+#include <cmath>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -66,18 +67,23 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
           ", must be in panels of a power of two (loops along n take "
           "tiles of powers of two; other widths are not implemented)"));
     const Layout& c = s.aux[2].layout;
-    const bool vdp_reads_b = t.bf16_dot && a.WithLd(0) == Layout() && c.row_major() &&
+    // (A bf16 C is buffered as f32 row-major, whatever its own layout; the
+    // k-pair kernels compute the plain product only, alpha = 1.)
+    const bool c_rows = c.row_major() || s.aux[2].dtype == DType::kBF16;
+    const bool vdp_reads_b = t.bf16_dot && a.WithLd(0) == Layout() && c_rows &&
                              s.aux[0].dtype == DType::kBF16 &&
-                             b.WholeVectors(t.f32_lanes);
-    const bool widen_reads_b = s.aux[0].dtype == DType::kF32 && c.row_major() &&
-                               p / t.f32_lanes + 4 <= t.vector_registers;
+                             b.WholeVectors(t.f32_lanes) && s.alpha == 1.0f;
+    const bool widen_reads_b = s.aux[0].dtype == DType::kF32 && c_rows &&
+                               p / t.f32_lanes + 4 <= t.vector_registers &&
+                               s.alpha == 1.0f;
     if (b.paired() && !vdp_reads_b && !widen_reads_b &&
         p > kMaxUnrolledStores / 2)
       return absl::UnimplementedError(absl::StrCat(
           "cannot create kernel for ", PrintSpec(s),
           ": b is in k-pair panels of ", p, ", must be at most ",
           kMaxUnrolledStores / 2, " wide where no kernel reads them in place (",
-          !c.row_major() ? "C is column-major"
+          s.alpha != 1.0f ? "alpha is not 1"
+          : !c_rows       ? "C is column-major"
           : s.aux[0].dtype == DType::kF32
               ? "A is f32 and a row of C across a panel takes too many "
                 "registers"
@@ -89,20 +95,26 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
   }
   // f32 throughout, or bf16 inputs accumulated into an f32 output, or (a
   // matmul's) f32 activations times bf16 weights into f32: B is widened as
-  // it is loaded, A read as f32. bf16*f32 (a bf16 A beside an f32 B) is
-  // refused: nothing asks for it, and it is not tested.
+  // it is loaded, A read as f32. A matmul's C may be bf16 beside any of
+  // those inputs (accumulated in an f32 buffer, rounded once as it is
+  // written). bf16*f32 (a bf16 A beside an f32 B) is refused: nothing asks
+  // for it, and it is not tested.
   const DType in = s.aux[0].dtype;
-  bool dtypes_ok = s.aux[s.OutputIndex()].dtype == DType::kF32;
+  const DType out = s.aux[s.OutputIndex()].dtype;
+  bool dtypes_ok = out == DType::kF32 || (s.IsMatmul() && out == DType::kBF16);
   for (int i = 0; i < s.OutputIndex(); ++i) dtypes_ok &= s.aux[i].dtype == in;
   const bool f32_bf16 = s.IsMatmul() && s.aux[0].dtype == DType::kF32 &&
-                        s.aux[1].dtype == DType::kBF16 &&
-                        s.aux[2].dtype == DType::kF32;
+                        s.aux[1].dtype == DType::kBF16;
   if (!dtypes_ok && !f32_bf16)
     return absl::UnimplementedError(absl::StrCat(
         "cannot create kernel for ", PrintSpec(s), ": dtypes are ",
         DTypesText(s),
-        ", must be f32, bf16*bf16->f32 or f32*bf16->f32 (other combinations "
-        "are not implemented)"));
+        ", must be f32, bf16*bf16->f32, f32*bf16->f32 or any of those with a "
+        "bf16 output (other combinations are not implemented)"));
+  if (!std::isfinite(s.alpha))
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot create kernel for ", PrintSpec(s), ": alpha is ",
+                     s.alpha, ", must be finite"));
   // A batch made as a struct rather than parsed: the notation's rules
   // (strides at least 0, C's matrices apart, sizes within 2 GiB) apply all
   // the same, and its parser is where they live.

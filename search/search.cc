@@ -77,13 +77,16 @@ Budget UsableBudget(const Spec& s, const Target& t) {
       (c.aux.level == Level::kVRF ? 0 : c.Elements()) + scratch, 1 << 20));
   // GPRs: a counted loop runs at least twice, so counted loops over one
   // dimension nest at most ceil(log2 extent) deep, the batch loop one more;
-  // packing B adds its pointer and the loops of its copy.
+  // packing B adds its pointer and the loops of its copy, and so does a bf16
+  // C's f32 buffer.
   int loops = CeilLog2(s.m) + CeilLog2(s.n) +
               (s.IsMatmul() ? CeilLog2(s.k) : 0) + (s.b > 1 ? 1 : 0);
   bool packable = s.IsMatmul() &&
                   (!s.aux[1].layout.packed() || s.aux[1].layout.paired()) &&
                   Faster(Level::kL1, s.aux[1].level);
-  u.gpr = loops + (packable ? 1 + loops : 0);
+  const bool c_buffer = s.IsMatmul() && s.aux[2].dtype == DType::kBF16 &&
+                        Faster(Level::kL1, s.aux[2].level);
+  u.gpr = loops + (packable ? 1 + loops : 0) + (c_buffer ? 1 + loops : 0);
   // Cache lines: an operand farther out than level X is placed in X at most
   // twice on a path (a view or buffer, and the source view of its copy); each
   // placement at most doubles the peak (budgets round to powers of two).
@@ -93,7 +96,8 @@ Budget UsableBudget(const Spec& s, const Target& t) {
     for (int i = 0; i < s.NumOperands(); ++i) {
       if (!Faster(x, s.aux[i].level)) continue;
       TensorSpec op = s.Operand(i);
-      placements += 2;
+      // A bf16 C may also be placed as its f32 buffer.
+      placements += c_buffer && i == 2 ? 3 : 2;
       most = std::max(most, 2 * op.Lines() + op.OuterExtent());
     }
     u.Lines(x) = placements == 0 ? 0 : CeilPow2(most) << placements;

@@ -126,7 +126,10 @@ amarena_status amarena_runtime_create_with_options(
 
 /* A kernel for `spec` (the text notation, e.g. "matmul 64x64x64 f32") from
  * `rt`, or from the process-wide runtime when `rt` is NULL. *out is a new
- * reference: release it with amarena_kernel_release. */
+ * reference: release it with amarena_kernel_release. The text may scale the
+ * product ("matmul 64x64x64 f32 alpha=0.5": C = 0.5*A.B) and ask for a bf16
+ * C ("bf16*bf16->bf16", "f32*bf16->bf16": summed in f32, rounded once to
+ * nearest even); docs/api.md has the rules. */
 amarena_status amarena_kernel_get(amarena_runtime* rt, const char* spec,
                                   amarena_kernel** out);
 

@@ -69,7 +69,8 @@ class Kernel {
   Kernel(const Kernel&) = delete;
   Kernel& operator=(const Kernel&) = delete;
 
-  // A kernel for `spec` (e.g. "matmul 64x64x64 f32") from the process-wide
+  // A kernel for `spec` (e.g. "matmul 64x64x64 f32", or "matmul 64x64x64
+  // f32*bf16->bf16 alpha=0.5": C = 0.5*A.B in bf16) from the process-wide
   // runtime. On failure *out is left empty.
   static Status Get(const char* spec, Kernel* out) {
     return Get(nullptr, spec, out);

@@ -32,7 +32,10 @@
 //
 // split: Split the reduction dimension k.
 // Applies to: MatmulAccum (the accumulation makes the pieces independent of
-//   order), with the sizes TileSizes allows.
+//   order) whose C is f32, with the sizes TileSizes allows. A bf16 C would be
+//   rounded after every slice: its partial sums stay in an f32 buffer (pack,
+//   moves.cc) and k is split below it. Each slice keeps alpha: it adds
+//   alpha * A_k.B_k, and the slices add up to alpha * A.B.
 // Yields: a serial Loop over k whose body is the MatmulAccum on a k-slice (A's
 //   columns, B's rows) and, if the size does not divide k, one remainder
 //   slice. Budgets as for tiling.
@@ -189,7 +192,9 @@ void ParallelTile(const Spec& s, const Target& t, std::vector<Candidate>& out) {
 }
 
 void SplitK(const Spec& s, const Target&, std::vector<Candidate>& out) {
-  if (s.kind != Kind::kMatmulAccum || s.b > 1) return;
+  if (s.kind != Kind::kMatmulAccum || s.b > 1 ||
+      s.aux[2].dtype != DType::kF32)
+    return;
   for (int64_t size : TileSizes(s, Dim::kK))
     out.push_back(MakeLoop(s, ActionKind::kSplit, Dim::kK, size));
 }

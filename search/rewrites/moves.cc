@@ -38,10 +38,17 @@
 //   (no AVX-512 BF16, a column-major A, panels narrower than a vector).
 //   Above a batch loop (b > 1), only a B the batch shares (sb=0): one copy
 //   for the whole batch.
+//   A bf16 C (operand 2, in GL, L3 or L2) is buffered as f32, row-major, in
+//   each faster cache level it fits: the matmul accumulates there in f32
+//   (k is split only below the buffer, loops.cc), and the epilogue rounds it
+//   to bf16 once (a narrowing copy). Accumulating, the prologue widens C
+//   into the buffer first, so C += A.B is rounded once too. (Below the batch
+//   loop: each batch element's C has its own.)
 // Yields: an Alloc of kind buffer: the prologue Move (the copy, which the
 //   search implements like any other Spec: tiled, viewed, and a copy kernel)
-//   and the body reading B from the buffer. The buffer takes its lines from
-//   the level's budget and one GPR for its base pointer.
+//   and the body reading B from the buffer (or, for C, a body writing it and
+//   the epilogue Move back). The buffer takes its lines from the level's
+//   budget and one GPR for its base pointer.
 //
 // to-registers: Hold the output tile in vector registers.
 // Applies to: the output of Matmul, MatmulAccum or Zero when it is in L1: in
@@ -120,9 +127,29 @@ void ViewOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
   }
 }
 
+// A bf16 C's f32 buffer, row-major (what the register tiles load and
+// store).
+void BufferBf16Output(const Spec& s, const Target& t,
+                      std::vector<Candidate>& out) {
+  const TensorAux& from = s.aux[2];
+  if (from.dtype != DType::kBF16 || from.level == Level::kVRF ||
+      from.level == Level::kL1)
+    return;
+  for (Level to : kCacheLevels) {
+    if (!Faster(to, from.level)) continue;
+    TensorAux aux{DType::kF32, to, Layout(), 0};
+    TensorSpec buffer = s.Operand(2);
+    buffer.aux = aux;
+    if (!t.WorthPlacing(to, buffer.Lines())) continue;
+    if (auto c = MakeAlloc(s, 2, aux, AllocKind::kBuffer))
+      out.push_back(*std::move(c));
+  }
+}
+
 void PackOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
   // Above the batch loop only a B the whole batch shares: packed once.
   if (!s.IsMatmul() || (s.b > 1 && !s.SharedB())) return;
+  if (s.b == 1) BufferBf16Output(s, t, out);
   const int i = 1;
   const TensorAux& from = s.aux[i];
   if (from.level == Level::kVRF || from.level == Level::kL1 ||

@@ -1,5 +1,7 @@
 // to-accum: Matmul -> Zero ; MatmulAccum.
-// Applies to: a non-accumulating batch-1 Matmul.
+// Applies to: a non-accumulating batch-1 Matmul whose C is f32 (a bf16 C is
+//   zeroed in its f32 buffer instead: pack, moves.cc). alpha stays on the
+//   accumulating matmul: 0 + alpha * A.B.
 // Yields: a Block of two sub-Specs under the same budget: Zero of C, then the
 //   accumulating Matmul on the same operands.
 // Descriptor: "to-accum", with no parameters.
@@ -10,7 +12,9 @@ namespace amarena {
 namespace {
 
 void ToAccum(const Spec& s, const Target&, std::vector<Candidate>& out) {
-  if (s.kind != Kind::kMatmul || s.b > 1) return;  // batch: loops.cc
+  // batch: loops.cc
+  if (s.kind != Kind::kMatmul || s.b > 1 || s.aux[2].dtype != DType::kF32)
+    return;
   Spec zero = Spec::Zero(s.m, s.n, s.aux[2]);
   zero.budget = s.budget;
   zero.serial = s.serial;

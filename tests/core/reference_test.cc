@@ -134,6 +134,26 @@ TEST(ReferenceTest, AccumulatingMatmulAddsToThePreviousOutput) {
   EXPECT_FALSE(CheckAgainstReference(accum, q, zeros).ok);
 }
 
+TEST(ReferenceTest, AlphaScalesTheProductNotThePreviousOutput) {
+  // A = [1 2; 3 4], B = [5 6; 7 8]: A.B = [19 22; 43 50]; C was 100.
+  Spec s = Spec::Matmul(2, 2, 2, {}, {}, {}, /*accum=*/true);
+  s.alpha = 0.5f;
+  s = Canonical(s);
+  Operands ops(s);
+  const float a[] = {1, 2, 3, 4}, b[] = {5, 6, 7, 8};
+  std::copy(a, a + 4, F32(ops, 0));
+  std::copy(b, b + 4, F32(ops, 1));
+  std::fill(F32(ops, 2), F32(ops, 2) + 4, 100.0f);
+  std::vector<uint8_t> before = RunInPlace(s, ops);
+  EXPECT_THAT(std::vector<float>(F32(ops, 2), F32(ops, 2) + 4),
+              ::testing::ElementsAre(109.5, 111, 121.5, 125));
+  EXPECT_TRUE(CheckAgainstReference(s, ops, before).ok);
+  // The unscaled product is wrong for it.
+  Spec plain = s;
+  plain.alpha = 1.0f;
+  EXPECT_FALSE(CheckAgainstReference(plain, ops, before).ok);
+}
+
 TEST(ReferenceTest, ColumnMajorIsTransposedStorage) {
   const int64_t m = 4, k = 7, n = 3;
   Spec row = Spec::Matmul(m, k, n);

@@ -2,14 +2,15 @@
 // list, on both ISAs: extents below, at and above a vector (partial and
 // masked tails), one and several rows, k of one, two, a vector and about the
 // longest dot product one call unrolls, for f32, bf16 and f32*bf16 (f32
-// activations, bf16 weights) and every layout of A and B. Each shape becomes a
-// root Spec in memory and a tree forced down to that kernel without tiling, so
-// the kernel runs on the shape itself: views into L1, a register tile or a
-// packing buffer on the way, every other subtree as the search makes it. With
-// AVX2 the tree runs against the reference, with guard pages
-// (tests/testing/check_kernel.h); with AVX-512 BF16 it is compiled (the bounds
-// audit included) and run only where the host has AVX-512. A new kernel is
-// covered by its catalogue row alone.
+// activations, bf16 weights) and every layout of A and B, each also scaled
+// (alpha) and into a bf16 C (accumulated in an f32 buffer, rounded back). Each
+// shape becomes a root Spec in memory and a tree forced down to that kernel
+// without tiling, so the kernel runs on the shape itself: views into L1, a
+// register tile or a packing buffer on the way, every other subtree as the
+// search makes it. With AVX2 the tree runs against the reference, with guard
+// pages (tests/testing/check_kernel.h); with AVX-512 BF16 it is compiled (the
+// bounds audit included) and run only where the host has AVX-512. A new kernel
+// is covered by its catalogue row alone.
 #include <algorithm>
 #include <random>
 #include <string>
@@ -61,9 +62,16 @@ std::vector<Spec> EdgeRoots(int64_t lanes) {
             for (TensorAux b : bs) {
               if (b.layout.paired() && b_dt != DType::kBF16) continue;
               b.dtype = b_dt;
-              out.push_back(Spec::Matmul(m, k, n,
-                                         {.dtype = a_dt, .layout = a_layout}, b,
-                                         {}, /*accum=*/true));
+              Spec s =
+                  Spec::Matmul(m, k, n, {.dtype = a_dt, .layout = a_layout}, b,
+                               {}, /*accum=*/true);
+              out.push_back(s);
+              Spec scaled = s;
+              scaled.alpha = -1.5f;
+              out.push_back(Canonical(scaled));
+              Spec bf16_c = s;
+              bf16_c.aux[2].dtype = DType::kBF16;
+              out.push_back(Canonical(bf16_c));
             }
     }
   return out;
@@ -133,6 +141,9 @@ class ForcedTree {
   }
   std::vector<Action> Approaches(const Spec& s) const {
     std::vector<Action> out;
+    // A bf16 C's f32 buffer comes first: every other approach is below it.
+    if (s.IsMatmul() && s.aux[2].dtype == DType::kBF16)
+      out.push_back(MoveTo(s, 2, {.level = Level::kL1}, AllocKind::kBuffer));
     for (int i = 0; i < s.NumOperands(); ++i) {
       TensorAux to = s.aux[i];
       to.level = Level::kL1;

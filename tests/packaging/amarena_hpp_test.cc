@@ -4,6 +4,7 @@
 // tree but the public headers.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -90,6 +91,26 @@ TEST(AmarenaHppTest, BatchWithSharedWeightsRuns) {
     std::copy(c.begin() + q * 21, c.begin() + (q + 1) * 21, batch[q].c.begin());
     EXPECT_LT(batch[q].Error(), 1e-5f) << q;
   }
+}
+
+// alpha and a bf16 output in the Spec text: C = 0.5 A.B rounded to bf16,
+// against a naive loop (within one bf16 rounding).
+TEST(AmarenaHppTest, AlphaAndBf16Output) {
+  amarena::Kernel k;
+  amarena::Status s =
+      amarena::Kernel::Get("matmul 7x13x17 f32*f32->bf16 alpha=0.5", &k);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(k.operand_bytes(2), 7u * 17u * 2u);
+  Matmul mm(7, 13, 17);
+  std::vector<uint16_t> c(7 * 17, 0xffff);
+  s = k.Run({mm.a.data(), mm.b.data(), c.data()});
+  ASSERT_TRUE(s.ok()) << s.message();
+  for (int e = 0; e < 7 * 17; ++e) {
+    uint32_t bits = uint32_t{c[e]} << 16;
+    std::memcpy(&mm.c[e], &bits, 4);
+    mm.c[e] *= 2;  // undo alpha (exact), so Error() compares with A.B
+  }
+  EXPECT_LT(mm.Error(), 1.0f / 128);
 }
 
 TEST(AmarenaHppTest, OwnRuntimePacksB) {

@@ -164,6 +164,39 @@ TEST_F(CApiTest, OutputOverlappingAnInputIsRefused) {
   EXPECT_TRUE(CheckAgainstReference(spec_, ops, before).ok);
 }
 
+// alpha and a bf16 output are Spec text like any other: the kernel runs
+// against the reference, a bf16 C's operand is 2 bytes an element, and a
+// dtype combination not implemented is AMARENA_UNIMPLEMENTED naming it.
+TEST_F(CApiTest, AlphaAndBf16Output) {
+  for (const char* text :
+       {"matmul 13x100x37 f32 alpha=0.5", "matmul 13x100x37 f32 accum alpha=-2",
+        "matmul 13x100x37 bf16",  // bf16*bf16->bf16
+        "matmul 13x100x37 f32*bf16->bf16 accum alpha=3"}) {
+    amarena_kernel* k = nullptr;
+    ASSERT_EQ(amarena_kernel_get(nullptr, text, &k), AMARENA_OK)
+        << text << ": " << LastError();
+    const Spec s = *ParseSpec(amarena_kernel_spec(k));
+    EXPECT_EQ(PrintSpec(s).rfind(text, 0), 0u) << PrintSpec(s);  // + budget
+    EXPECT_EQ(amarena_kernel_operand_bytes(k, 2),
+              static_cast<size_t>(13 * 37 * SizeOf(s.aux[2].dtype)));
+    Operands ops(s);
+    FillRandom(s, ops, 4);
+    const std::vector<uint8_t> before = ops.Snapshot(2);
+    ASSERT_EQ(amarena_kernel_run(k, ops.ptrs()), AMARENA_OK) << LastError();
+    EXPECT_TRUE(CheckAgainstReference(s, ops, before).ok) << text;
+    amarena_kernel_release(k);
+  }
+  amarena_kernel* k = nullptr;
+  EXPECT_EQ(amarena_kernel_get(nullptr, "matmul 4x4x4 bf16*f32->bf16", &k),
+            AMARENA_UNIMPLEMENTED);
+  EXPECT_NE(LastError().find("dtypes are bf16*f32->bf16"), std::string::npos)
+      << LastError();
+  EXPECT_EQ(amarena_kernel_get(nullptr, "matmul 4x4x4 f32 alpha=nan", &k),
+            AMARENA_INVALID_ARGUMENT);
+  EXPECT_NE(LastError().find("alpha is 'nan'"), std::string::npos)
+      << LastError();
+}
+
 TEST(CApiRuntimeTest, KernelOfADestroyedRuntimeIsAnErrorNotAHang) {
   amarena_runtime* rt = nullptr;
   ASSERT_EQ(amarena_runtime_create(2, &rt), AMARENA_OK);

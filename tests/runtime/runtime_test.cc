@@ -53,16 +53,12 @@ TEST(RuntimeTest, BadSpecIsInvalidArgument) {
 
 TEST(RuntimeTest, UnsupportedFeaturesAreUnimplemented) {
   Runtime rt(HostTarget());
-  EXPECT_EQ(rt.Get("matmul 4x4x4 bf16").status().code(),
-            absl::StatusCode::kUnimplemented);
   absl::Status swapped = rt.Get("matmul 4x4x4 bf16*f32->f32").status();
   EXPECT_EQ(swapped.code(), absl::StatusCode::kUnimplemented);
   EXPECT_NE(swapped.message().find("dtypes are bf16*f32->f32"),
             absl::string_view::npos)
       << swapped;
-  EXPECT_EQ(rt.Get("matmul 4x4x4 f32*bf16->bf16").status().code(),
-            absl::StatusCode::kUnimplemented);
-  EXPECT_EQ(rt.Get("matmul 4x4x4 f32*f32->bf16").status().code(),
+  EXPECT_EQ(rt.Get("matmul 4x4x4 bf16*f32->bf16").status().code(),
             absl::StatusCode::kUnimplemented);
   EXPECT_EQ(rt.Get("zero 4x4 bf16").status().code(),
             absl::StatusCode::kUnimplemented);
@@ -110,10 +106,19 @@ TEST(RuntimeTest, AcceptsBf16InputsWithAnF32Output) {
     ASSERT_TRUE(k.ok()) << text << ": " << k.status();
     EXPECT_TRUE(testing::KernelMatchesReference(rt, *ParseSpec(text))) << text;
   }
-  absl::Status s = rt.Get("matmul 4x4x4 bf16").status();
-  EXPECT_NE(s.message().find("dtypes are bf16*bf16->bf16"),
-            absl::string_view::npos)
-      << s.message();
+}
+
+// bf16 outputs (accumulated in f32, rounded once) and alpha: accepted and
+// right; the tests of their kernels are tests/jit/compile_bf16_out_test.cc
+// and compile_alpha_test.cc.
+TEST(RuntimeTest, AcceptsBf16OutputsAndAlpha) {
+  Runtime rt(HostTarget());
+  for (const char* text :
+       {"matmul 4x4x4 bf16", "matmul 4x4x4 f32*bf16->bf16",
+        "matmul 4x4x4 f32*f32->bf16 accum", "matmul 5x9x33 f32 alpha=0.5",
+        "matmul 5x9x33 bf16 alpha=-2 accum"}) {
+    EXPECT_TRUE(testing::KernelMatchesReference(rt, *ParseSpec(text))) << text;
+  }
 }
 
 // A schedule given as decisions runs like a searched one; one that does not

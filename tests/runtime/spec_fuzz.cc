@@ -71,9 +71,10 @@ class Generator {
 
   std::string Plausible() {
     static const std::vector<std::string> usual = {
-        "a=col", "b=col", "c=col",  "b=p16", "b=p32x2", "b=p8s2",
-        "b=any", "accum", "serial", "b=p4",  "b=p128",  "b=p64x2s4",
-        "lda=301", "ldb=307", "ldc=311", "ldc=2"};
+        "a=col",  "b=col",     "c=col",    "b=p16",     "b=p32x2",
+        "b=p8s2", "b=any",     "accum",    "serial",    "b=p4",
+        "b=p128", "b=p64x2s4", "lda=301",  "ldb=307",   "ldc=311",
+        "ldc=2",  "alpha=0.5", "alpha=-0", "alpha=nan", "alpha=1e39"};
     std::string s = absl::StrCat("matmul ", Dim(), "x", Dim(), "x", Dim(),
                                  Pick(0, 1) ? " f32" : " bf16*bf16->f32");
     for (int64_t i = Pick(0, 2); i > 0; --i)
@@ -93,6 +94,8 @@ class Generator {
                                                     "f16",
                                                     "f32*bf16->f32",
                                                     "bf16*bf16->bf16",
+                                                    "f32*f32->bf16",
+                                                    "f32*bf16->bf16",
                                                     "f32*f32->f32",
                                                     "int8",
                                                     "f32->f32",

@@ -45,6 +45,10 @@ inline std::vector<Spec> RandomMatmuls(int count, int max_dim, uint64_t seed) {
 // `dtypes`, when given, replaces the dtype word of every text (for example
 // "f32*bf16->f32"); B's k-pair panels occur where B is bf16. The draws are
 // the same either way, so a seed gives the same shapes and layouts.
+// Without `dtypes`, a quarter have a bf16 output (f32*f32->bf16,
+// bf16*bf16->bf16) and a quarter an alpha (0.5, -2 or 3.25): drawn from a
+// second generator, so the shapes and layouts are those the seed always
+// gave.
 inline std::vector<std::string> RandomSpecTexts(
     int count, int max_dim, uint64_t seed,
     absl::string_view dtypes = absl::string_view()) {
@@ -53,12 +57,20 @@ inline std::vector<std::string> RandomSpecTexts(
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
   };
   auto dim = [&] { return pick(0, 2) == 0 ? pick(1, 16) : pick(1, max_dim); };
+  std::mt19937_64 extra_rng(seed * 0x9E3779B97F4A7C15ull + 1);
+  auto extra = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(extra_rng);
+  };
   std::vector<std::string> out;
   for (int i = 0; i < count; ++i) {
     bool bf16 = pick(0, 1) == 1;
     const int64_t m = dim(), k = dim(), n = dim();
-    std::string t = absl::StrCat("matmul ", m, "x", k, "x", n,
-                                 bf16 ? " bf16*bf16->f32" : " f32");
+    const bool bf16_out = extra(0, 3) == 0;
+    const int64_t alpha = extra(0, 11);  // 0..2: which alpha; else none
+    std::string t =
+        absl::StrCat("matmul ", m, "x", k, "x", n,
+                     bf16 ? (bf16_out ? " bf16*bf16->bf16" : " bf16*bf16->f32")
+                          : (bf16_out ? " f32*f32->bf16" : " f32"));
     if (!dtypes.empty()) {
       t = absl::StrCat("matmul ", m, "x", k, "x", n, " ", dtypes);
       bf16 = absl::StrContains(dtypes, "*bf16");
@@ -80,6 +92,11 @@ inline std::vector<std::string> RandomSpecTexts(
     }
     if (pick(0, 3) == 0) t += " c=col";
     if (pick(0, 3) == 0) t += " accum";
+    if (dtypes.empty() && alpha < 3)
+      absl::StrAppend(&t, " alpha=",
+                      alpha == 0   ? "0.5"
+                      : alpha == 1 ? "-2"
+                                   : "3.25");
     out.push_back(t);
   }
   return out;
