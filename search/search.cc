@@ -181,20 +181,31 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
   if (const MemoEntry* hit = memo_.Find(id, *s.budget)) return *hit;
   // Solve at the most budget the Spec could be given first: its box then
   // answers every budget from its peak up, which is most of the budgets the
-  // same Spec is reached with elsewhere in the tree.
+  // same Spec is reached with elsewhere in the tree. When that peak does not
+  // fit, lower only the components it does not fit to this budget's and solve
+  // there (the same way, from the top): the box found answers this budget
+  // whenever its peak fits, and the budgets that differ from this one only in
+  // the components left high, which the same Spec is often reached with too.
   if (options_.solve_at_top) {
-    Spec top = s;
     Budget most = Budget::Max(*s.budget, target_.MaxBudget());
-    top.budget =
-        Budget{std::min(most.vrf, usable.vrf), std::min(most.gpr, usable.gpr),
-               std::min(most.l1_lines, usable.l1_lines),
-               std::min(most.l2_lines, usable.l2_lines),
-               std::min(most.l3_lines, usable.l3_lines)};
-    if (top.budget != s.budget) {
-      MemoEntry e = SolveExact(top, id);
-      // Its box [peak, top] holds this budget when the peak fits it (and "no
-      // tree fits" at the top holds for everything below).
-      if (!e.feasible || e.cost.peak.FitsIn(*s.budget)) return e;
+    Budget upper{std::min(most.vrf, usable.vrf), std::min(most.gpr, usable.gpr),
+                 std::min(most.l1_lines, usable.l1_lines),
+                 std::min(most.l2_lines, usable.l2_lines),
+                 std::min(most.l3_lines, usable.l3_lines)};
+    const Budget& b = *s.budget;
+    while (upper != b) {
+      Spec at = s;
+      at.budget = upper;
+      MemoEntry e = SolveExact(at, id);
+      // Its box [peak, upper] holds this budget when the peak fits it (and
+      // "no tree fits" under `upper` holds for everything below).
+      if (!e.feasible || e.cost.peak.FitsIn(b)) return e;
+      const Budget& p = e.cost.peak;
+      if (!options_.relax_budgets) break;
+      if (p.vrf > b.vrf) upper.vrf = b.vrf;
+      if (p.gpr > b.gpr) upper.gpr = b.gpr;
+      for (Level l : kCacheLevels)
+        if (p.Lines(l) > b.Lines(l)) upper.Lines(l) = b.Lines(l);
     }
   }
   ++stats_.specs_solved;

@@ -38,6 +38,10 @@ struct SearchOptions {
   // Solve each new Spec at the most budget it could use before its own budget
   // (needs compress_memo to pay off).
   bool solve_at_top = true;
+  // When the result at the top does not fit, solve under the top budget with
+  // only the components its peak does not fit lowered, before this budget
+  // (needs solve_at_top).
+  bool relax_budgets = true;
   // Prune with what earlier solves learnt: a key's best cost under the most
   // budget bounds it under less, and a key's first solve bounds each of its
   // candidates in its later solves (tests turn it off to compare).

@@ -1,14 +1,17 @@
-// The bounds the search reuses (SearchOptions::reuse_bounds: a key's best
-// cost under the most budget as a floor for less, and a key's first solve's
-// per-candidate bounds for its later solves) only prune: with them, every
-// Spec gets the same tree and cost as the plain branch and bound, whatever
-// the Spec, its budget, the target and what the searcher solved before.
+// What the search reuses between solves only saves work: with the bounds
+// (SearchOptions::reuse_bounds: a key's best cost under the most budget as a
+// floor for less, and a key's first solve's per-candidate bounds for its
+// later solves) and the relaxed budgets (relax_budgets: solving under the
+// top budget lowered only where the top's peak does not fit), every Spec
+// gets the same tree and cost as the plain branch and bound, whatever the
+// Spec, its budget, the target and what the searcher solved before.
 #include <random>
 #include <string>
 #include <vector>
 
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
+#include "search/rewrites/registry.h"
 #include "search/search.h"
 #include "tests/testing/random_specs.h"
 
@@ -27,10 +30,10 @@ Target HostLike(int workers) {
   return t;
 }
 
-// `s` under a random budget at most the target's: each component kept, or
+// `s` (bound) under a random budget at most its own: each component kept, or
 // cut to a random smaller one.
-Spec UnderRandomBudget(const Spec& s, const Target& t, std::mt19937_64& rng) {
-  Spec b = t.Bind(s);
+Spec UnderLess(const Spec& s, std::mt19937_64& rng) {
+  Spec b = s;
   auto cut = [&](int64_t v) {
     if (v <= 0 || rng() % 2 == 0) return v;
     return static_cast<int64_t>(rng() % static_cast<uint64_t>(v + 1));
@@ -42,12 +45,17 @@ Spec UnderRandomBudget(const Spec& s, const Target& t, std::mt19937_64& rng) {
   return Canonical(b);
 }
 
+Spec UnderRandomBudget(const Spec& s, const Target& t, std::mt19937_64& rng) {
+  return UnderLess(t.Bind(s), rng);
+}
+
 // Each Spec searched by `fast` (one searcher for all, in order, so earlier
 // Specs' floors and bounds are in its memo) and by a fresh plain searcher.
 void ExpectSameTrees(const Target& t, const std::vector<Spec>& specs) {
   Searcher fast(t);
   for (const Spec& s : specs) {
-    Searcher plain(t, SearchOptions{.reuse_bounds = false});
+    Searcher plain(
+        t, SearchOptions{.relax_budgets = false, .reuse_bounds = false});
     absl::StatusOr<ImplPtr> a = fast.Solve(s);
     absl::StatusOr<ImplPtr> b = plain.Solve(s);
     ASSERT_EQ(a.ok(), b.ok()) << PrintSpec(s);
@@ -101,6 +109,43 @@ TEST(SearchBoundsTest, SameTreesAsPlainSearchOnIrregularShapes) {
   for (const Spec& s : testing::RandomMatmuls(6, 200, /*seed=*/41))
     specs.push_back(t.Bind(s));
   ExpectSameTrees(t, specs);
+}
+
+// What the prior bounds rest on: under less budget a Spec is offered the
+// candidates it is offered under more, less those that no longer fit, in the
+// same order (a later solve matches them up with the first's).
+TEST(SearchBoundsTest, LessBudgetOffersASubsequenceOfTheCandidates) {
+  const Target t = SmallCaches(false);
+  std::mt19937_64 rng(43);
+  int compared = 0;
+  for (const Spec& user : Parsed(testing::RandomSpecTexts(40, 100, 47))) {
+    // The root and the Specs on a random path down from it.
+    Spec at = t.Bind(user);
+    for (int depth = 0; depth < 12; ++depth) {
+      const std::vector<Candidate> cands = EnumerateCandidates(at, t);
+      std::vector<Action> more;
+      for (const Candidate& c : cands) more.push_back(c.action);
+      for (int i = 0; i < 4; ++i) {
+        const Spec less = UnderLess(at, rng);
+        size_t j = 0;
+        for (const Candidate& c : EnumerateCandidates(less, t)) {
+          while (j < more.size() && !(more[j] == c.action)) ++j;
+          ASSERT_LT(j, more.size())
+              << PrintSpec(less) << " offers " << Describe(c.action)
+              << ", not offered (in that order) under " << PrintSpec(at);
+          ++j;
+          ++compared;
+        }
+      }
+      std::vector<Spec> children;
+      for (const Candidate& c : cands)
+        for (const Spec& child : c.expansion.children)
+          children.push_back(child);
+      if (children.empty()) break;
+      at = children[rng() % children.size()];
+    }
+  }
+  EXPECT_GT(compared, 1000);
 }
 
 }  // namespace
