@@ -5,7 +5,6 @@
 #include <bit>
 #include <chrono>
 #include <functional>
-#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "core/cost_model.h"
@@ -263,6 +262,9 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
     }
     heap.emplace_back(bound, static_cast<uint32_t>(i));
   }
+  // Solving children below adds to prior_: the pointer is done with.
+  const bool had_prior = prior != nullptr;
+  prior = nullptr;
   // Index order breaks ties in bound (the order only saves work: results
   // do not depend on it).
   std::make_heap(heap.begin(), heap.end(), std::greater<>());
@@ -342,7 +344,7 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
   KeyInfo& info = memo_.Info(id);
   // The first solve of a key records what it learnt of each candidate beyond
   // its composed bound, for the key's later solves under less budget.
-  if (reuse_bounds_ && !prior && info.bounds < 0) {
+  if (reuse_bounds_ && !had_prior && info.bounds < 0) {
     PriorBounds p{.budget = *s.budget, .entries = {}};
     for (size_t i = 0; i < cands.size(); ++i)
       if (known[i] > composed[i])

@@ -15,6 +15,13 @@
 // smallest Action, so the result is one tree, whatever order Specs are solved
 // in and whether the memo table compresses or not.
 //
+// What earlier solves learnt only prunes (SearchOptions::reuse_bounds): a
+// key's best cost under the most budget bounds it under any less (more budget
+// never costs more), and a key's first solve bounds each of its candidates in
+// its later solves under less budget. A Spec whose top result does not fit
+// its budget is solved under the top lowered only where that peak does not
+// fit (relax_budgets), whose box also answers the budgets left high.
+//
 //   Searcher s(target);
 //   absl::StatusOr<ImplPtr> impl = s.Solve(target.Bind(spec));
 //   s.stats().specs_solved
@@ -22,7 +29,10 @@
 #define AMARENA_SEARCH_SEARCH_H_
 
 #include <atomic>
+#include <cstdint>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/impl.h"
