@@ -350,6 +350,8 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
       if (known[i] > composed[i])
         p.entries.emplace_back(cands[i].action, known[i]);
     info.bounds = static_cast<int32_t>(prior_.size());
+    prior_bytes_ += static_cast<int64_t>(
+        sizeof(PriorBounds) + p.entries.size() * sizeof(p.entries[0]));
     prior_.push_back(std::move(p));
   }
   // The first result is the key's floor: no budget that fits in this one

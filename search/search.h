@@ -90,7 +90,8 @@ class Searcher {
 
   const SearchStats& stats() const { return stats_; }
   MemoStats memo_stats() const { return memo_.Stats(); }
-  int64_t memo_bytes() const { return memo_.ApproxBytes(); }
+  // The memo table's memory and the prior bounds kept beside it.
+  int64_t memo_bytes() const { return memo_.ApproxBytes() + prior_bytes_; }
 
  private:
   // What the first solve of a key learnt about its candidates, as lower
@@ -131,6 +132,7 @@ class Searcher {
                        target_.cost.loop_iteration_stack >=
                            target_.cost.loop_iteration;
   std::vector<PriorBounds> prior_;
+  int64_t prior_bytes_ = 0;
 };
 
 // The most of each budget any tree for `s` could use (a sound over-estimate):
