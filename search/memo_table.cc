@@ -30,11 +30,26 @@ MemoTable::Point MemoTable::ToPoint(const Budget& b) {
 
 const MemoEntry* MemoTable::Find(const Spec& s) const {
   AMARENA_CHECK(s.budget.has_value());
-  const Key key = KeyOf(s);
-  const Point p = ToPoint(*s.budget);
-  auto it = boxes_.find(key);
-  if (it == boxes_.end()) return nullptr;
-  for (const Box& box : it->second) {
+  auto it = ids_.find(KeyOf(s));
+  if (it == ids_.end()) return nullptr;
+  return Find(it->second, *s.budget);
+}
+
+void MemoTable::Insert(const Spec& s, const MemoEntry& e) {
+  AMARENA_CHECK(s.budget.has_value());
+  Insert(Id(KeyOf(s)).first, *s.budget, e);
+}
+
+std::pair<uint32_t, bool> MemoTable::Id(const Key& key) {
+  auto [it, fresh] =
+      ids_.try_emplace(key, static_cast<uint32_t>(records_.size()));
+  if (fresh) records_.emplace_back();
+  return {it->second, fresh};
+}
+
+const MemoEntry* MemoTable::Find(uint32_t id, const Budget& b) const {
+  const Point p = ToPoint(b);
+  for (const Box& box : records_[id].boxes) {
     bool inside = true;
     for (int d = 0; d < kDims && inside; ++d)
       inside = box.lo[d] <= p[d] && p[d] <= box.hi[d];
@@ -43,12 +58,11 @@ const MemoEntry* MemoTable::Find(const Spec& s) const {
   return nullptr;
 }
 
-void MemoTable::Insert(const Spec& s, const MemoEntry& e) {
-  AMARENA_CHECK(s.budget.has_value());
-  Box box{.lo = {}, .hi = ToPoint(*s.budget), .entry = e};
+void MemoTable::Insert(uint32_t id, const Budget& b, const MemoEntry& e) {
+  Box box{.lo = {}, .hi = ToPoint(b), .entry = e};
   box.lo = !compress_ ? box.hi : e.feasible ? ToPoint(e.cost.peak) : Point{};
   for (int d = 0; d < kDims; ++d) AMARENA_CHECK(box.lo[d] <= box.hi[d]);
-  Boxes& boxes = boxes_[KeyOf(s)];
+  Boxes& boxes = records_[id].boxes;
   // Merge with any box holding the same answer whose union with this one is
   // a box: equal on every axis but one, and touching or overlapping on it.
   for (bool merged = compress_; merged;) {
@@ -83,11 +97,13 @@ void MemoTable::Insert(const Spec& s, const MemoEntry& e) {
 
 MemoStats MemoTable::Stats() const {
   MemoStats st;
-  st.keys = static_cast<int64_t>(boxes_.size());
   st.specs_asked = static_cast<int64_t>(asked_.size());
-  st.bytes =
-      static_cast<int64_t>(boxes_.capacity() * (sizeof(Key) + sizeof(Boxes)));
-  for (const auto& [key, boxes] : boxes_) {
+  st.bytes = static_cast<int64_t>(
+      ids_.capacity() * (sizeof(Key) + sizeof(uint32_t)) +
+      records_.capacity() * sizeof(Record));
+  for (const Record& record : records_) {
+    const Boxes& boxes = record.boxes;
+    if (!boxes.empty()) ++st.keys;
     st.boxes += static_cast<int64_t>(boxes.size());
     st.bytes += static_cast<int64_t>(boxes.capacity() * sizeof(Box));
     for (const Box& b : boxes) {

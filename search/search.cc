@@ -1,8 +1,10 @@
 #include "search/search.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
+#include <functional>
 
 #include "absl/strings/str_cat.h"
 #include "core/cost_model.h"
@@ -51,14 +53,24 @@ int CeilLog2(int64_t x) {
 // matmul's as kMatmulAccum) takes, from the catalogue. Every tree for `s`
 // holds such a leaf, and budgets only shrink down the tree.
 int LeastScratchVregs(const Spec& s) {
+  // Per kind, from the catalogue once: ObviouslyInfeasible asks on every
+  // lookup.
+  static const std::array<int, 4> kLeast = [] {
+    std::array<int, 4> least{};
+    for (int kind = 0; kind < 4; ++kind) {
+      int l = -1;
+      for (KernelId id : AllKernels()) {
+        const KernelInfo& k = Info(id);
+        if (static_cast<int>(k.kind) == kind &&
+            (l < 0 || k.least_scratch_vregs < l))
+          l = k.least_scratch_vregs;
+      }
+      least[kind] = std::max(l, 0);
+    }
+    return least;
+  }();
   const Kind kind = s.IsMatmul() ? Kind::kMatmulAccum : s.kind;
-  int least = -1;
-  for (KernelId id : AllKernels()) {
-    const KernelInfo& k = Info(id);
-    if (k.kind == kind && (least < 0 || k.least_scratch_vregs < least))
-      least = k.least_scratch_vregs;
-  }
-  return std::max(least, 0);
+  return kLeast[static_cast<int>(kind)];
 }
 
 }  // namespace
@@ -148,31 +160,55 @@ absl::Status NoTreeError(const Spec& root) {
 }
 
 MemoEntry Searcher::SolveExact(const Spec& spec) {
+  if (ObviouslyInfeasible(spec)) {
+    memo_.NoteAsked(spec);
+    return MemoEntry{};
+  }
+  return SolveExact(spec, KeyId(spec));
+}
+
+uint32_t Searcher::KeyId(const Spec& s) {
+  auto [id, fresh] = memo_.Id(MemoTable::KeyOf(s));
+  if (fresh) memo_.Info(id).usable = UsableBudget(s, target_);
+  return id;
+}
+
+MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
   if (options_.cancel && options_.cancel->load(std::memory_order_relaxed))
     return MemoEntry{};
   memo_.NoteAsked(spec);
-  if (ObviouslyInfeasible(spec)) return MemoEntry{};
   // Budget beyond what any tree could use is the same problem: clamp it, so
   // one entry answers them all.
-  const Budget usable = UsableBudget(spec, target_);
+  const Budget usable = memo_.Info(id).usable;
   Spec s = ClampBudget(spec, usable);
-  if (const MemoEntry* hit = memo_.Find(s)) return *hit;
+  if (const MemoEntry* hit = memo_.Find(id, *s.budget)) return *hit;
   // Solve at the most budget the Spec could be given first: its box then
   // answers every budget from its peak up, which is most of the budgets the
-  // same Spec is reached with elsewhere in the tree.
+  // same Spec is reached with elsewhere in the tree. When that peak does not
+  // fit, lower only the components it does not fit to this budget's and solve
+  // there (the same way, from the top): the box found answers this budget
+  // whenever its peak fits, and the budgets that differ from this one only in
+  // the components left high, which the same Spec is often reached with too.
   if (options_.solve_at_top) {
-    Spec top = s;
     Budget most = Budget::Max(*s.budget, target_.MaxBudget());
-    top.budget =
-        Budget{std::min(most.vrf, usable.vrf), std::min(most.gpr, usable.gpr),
-               std::min(most.l1_lines, usable.l1_lines),
-               std::min(most.l2_lines, usable.l2_lines),
-               std::min(most.l3_lines, usable.l3_lines)};
-    if (top.budget != s.budget) {
-      MemoEntry e = SolveExact(top);
-      // Its box [peak, top] holds this budget when the peak fits it (and "no
-      // tree fits" at the top holds for everything below).
-      if (!e.feasible || e.cost.peak.FitsIn(*s.budget)) return e;
+    Budget upper{std::min(most.vrf, usable.vrf), std::min(most.gpr, usable.gpr),
+                 std::min(most.l1_lines, usable.l1_lines),
+                 std::min(most.l2_lines, usable.l2_lines),
+                 std::min(most.l3_lines, usable.l3_lines)};
+    const Budget& b = *s.budget;
+    while (upper != b) {
+      Spec at = s;
+      at.budget = upper;
+      MemoEntry e = SolveExact(at, id);
+      // Its box [peak, upper] holds this budget when the peak fits it (and
+      // "no tree fits" under `upper` holds for everything below).
+      if (!e.feasible || e.cost.peak.FitsIn(b)) return e;
+      const Budget& p = e.cost.peak;
+      if (!options_.relax_budgets) break;
+      if (p.vrf > b.vrf) upper.vrf = b.vrf;
+      if (p.gpr > b.gpr) upper.gpr = b.gpr;
+      for (Level l : kCacheLevels)
+        if (p.Lines(l) > b.Lines(l)) upper.Lines(l) = b.Lines(l);
     }
   }
   ++stats_.specs_solved;
@@ -181,58 +217,166 @@ MemoEntry Searcher::SolveExact(const Spec& spec) {
   // their children's lower bounds (the model is monotone, so this bounds every
   // tree under the candidate).
   std::vector<Candidate> cands = EnumerateCandidates(s, target_);
-  // (bound, index): sorting these keeps the candidates themselves in place.
-  std::vector<std::pair<int64_t, uint32_t>> ranked;
-  ranked.reserve(cands.size());
-  // Each candidate's children's lower bounds, kept for the partial sums below.
+  // Bounds the key's first solve left (PriorBounds), when they hold here.
+  const PriorBounds* prior = nullptr;
+  if (reuse_bounds_) {
+    const int32_t index = memo_.Info(id).bounds;
+    if (index >= 0 && s.budget->FitsIn(prior_[index].budget))
+      prior = &prior_[index];
+  }
+  // Each candidate's children's lower bounds, kept for the partial sums
+  // below, and their keys' ids once looked up.
   std::vector<absl::InlinedVector<Cost, 3>> bounds(cands.size());
+  std::vector<absl::InlinedVector<uint32_t, 3>> ids(cands.size());
+  // What each candidate is known to cost at least, once tried (kept for
+  // PriorBounds): its composed lower bound to begin with; and its bound from
+  // PriorBounds (0 if none).
+  std::vector<int64_t> known(cands.size()), composed(cands.size()),
+      from_prior(cands.size());
+  // (bound, index), a min-heap. A candidate first enters with its children's
+  // LowerBounds; when it comes to the front, its children's keys are looked
+  // up for floors (ChildBound) and it re-enters with the tighter bound, so
+  // candidates pruned anyway cost no lookup.
+  std::vector<std::pair<int64_t, uint32_t>> heap;
+  heap.reserve(cands.size());
+  std::vector<bool> refined(cands.size(), !reuse_bounds_);
+  size_t next_prior = 0;
   for (size_t i = 0; i < cands.size(); ++i) {
     const Candidate& c = cands[i];
-    for (const Spec& child : c.expansion.children)
-      bounds[i].push_back(Cost{.main = LowerBound(child, target_), .peak = {}});
-    int64_t bound = ComposeCost(s, c.expansion, bounds[i], target_).main;
-    ranked.emplace_back(bound, static_cast<uint32_t>(i));
+    bool none = false;
+    for (const Spec& child : c.expansion.children) {
+      none |= ObviouslyInfeasible(child);
+      bounds[i].push_back(Cost{
+          .main = none ? 0 : LowerBound(child, target_), .peak = {}});
+    }
+    int64_t bound =
+        none ? kNoTree : ComposeCost(s, c.expansion, bounds[i], target_).main;
+    known[i] = composed[i] = bound;
+    if (prior) {
+      // The candidates here are those at the prior budget less the ones that
+      // no longer fit, in the same order.
+      const auto& entries = prior->entries;
+      size_t j = next_prior;
+      while (j < entries.size() && !(entries[j].first == c.action)) ++j;
+      if (j < entries.size()) {
+        from_prior[i] = entries[j].second;
+        bound = std::max(bound, entries[j].second);
+        next_prior = j + 1;
+      }
+    }
+    heap.emplace_back(bound, static_cast<uint32_t>(i));
   }
-  // Index order breaks ties in bound, so this is the stable order.
-  std::sort(ranked.begin(), ranked.end());
+  // Solving children below adds to prior_: the pointer is done with.
+  const bool had_prior = prior != nullptr;
+  prior = nullptr;
+  // Index order breaks ties in bound (the order only saves work: results
+  // do not depend on it).
+  std::make_heap(heap.begin(), heap.end(), std::greater<>());
 
   MemoEntry best;
-  for (size_t r = 0; r < ranked.size(); ++r) {
-    const Candidate& c = cands[ranked[r].second];
-    // Strictly greater: a candidate that can only tie may still win the tie on
-    // its action.
-    if (options_.prune && best.feasible && ranked[r].first > best.cost.main) {
-      stats_.candidates_pruned += static_cast<int64_t>(ranked.size() - r);
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+    const auto [bound, index] = heap.back();
+    heap.pop_back();
+    const Candidate& c = cands[index];
+    // A candidate known to have no tree (a child has none).
+    if (bound == kNoTree) {
+      stats_.candidates_pruned += static_cast<int64_t>(heap.size() + 1);
       break;
     }
+    // Strictly greater: a candidate that can only tie may still win the tie on
+    // its action.
+    if (options_.prune && best.feasible && bound > best.cost.main) {
+      stats_.candidates_pruned += static_cast<int64_t>(heap.size() + 1);
+      break;
+    }
+    if (!refined[index]) {
+      refined[index] = true;
+      bool none = false;
+      for (size_t i = 0; i < c.expansion.children.size(); ++i) {
+        const auto [b, child_id] = ChildBound(c.expansion.children[i]);
+        ids[index].push_back(child_id);
+        if (b == kNoTree) {
+          none = true;
+        } else {
+          bounds[index][i].main = std::max(bounds[index][i].main, b);
+        }
+      }
+      int64_t tighter =
+          none ? kNoTree
+               : ComposeCost(s, c.expansion, bounds[index], target_).main;
+      known[index] = tighter;
+      heap.emplace_back(std::max(tighter, from_prior[index]), index);
+      std::push_heap(heap.begin(), heap.end(), std::greater<>());
+      continue;
+    }
+    if (ids[index].empty())
+      for (const Spec& child : c.expansion.children)
+        ids[index].push_back(KeyId(child));
     ++stats_.candidates_tried;
     const auto& children = c.expansion.children;
-    absl::InlinedVector<Cost, 3>& costs = bounds[ranked[r].second];
+    absl::InlinedVector<Cost, 3>& costs = bounds[index];
     bool ok = true;
     for (size_t i = 0; i < children.size() && ok; ++i) {
-      MemoEntry ce = SolveExact(children[i]);
+      MemoEntry ce = SolveExact(children[i], ids[index][i]);
       if (!ce.feasible) {
         ok = false;
+        known[index] = kNoTree;
         break;
       }
       costs[i] = ce.cost;
       // Children solved so far plus bounds for the rest: once that exceeds the
       // best, the rest need not be solved.
-      if (options_.prune && best.feasible && i + 1 < children.size() &&
-          ComposeCost(s, c.expansion, costs, target_).main > best.cost.main) {
-        ++stats_.candidates_pruned;
-        ok = false;
+      if (options_.prune && best.feasible && i + 1 < children.size()) {
+        const int64_t partial =
+            ComposeCost(s, c.expansion, costs, target_).main;
+        known[index] = partial;
+        if (partial > best.cost.main) {
+          ++stats_.candidates_pruned;
+          ok = false;
+        }
       }
     }
     if (!ok) continue;
     Cost cost = ComposeCost(s, c.expansion, costs, target_);
+    known[index] = cost.main;
     if (!best.feasible || cost < best.cost ||
         (cost == best.cost && c.action < best.action)) {
       best = MemoEntry{.feasible = true, .cost = cost, .action = c.action};
     }
   }
-  memo_.Insert(s, best);
+  KeyInfo& info = memo_.Info(id);
+  // The first solve of a key records what it learnt of each candidate beyond
+  // its composed bound, for the key's later solves under less budget.
+  if (reuse_bounds_ && !had_prior && info.bounds < 0) {
+    PriorBounds p{.budget = *s.budget, .entries = {}};
+    for (size_t i = 0; i < cands.size(); ++i)
+      if (known[i] > composed[i])
+        p.entries.emplace_back(cands[i].action, known[i]);
+    info.bounds = static_cast<int32_t>(prior_.size());
+    prior_bytes_ += static_cast<int64_t>(
+        sizeof(PriorBounds) + p.entries.size() * sizeof(p.entries[0]));
+    prior_.push_back(std::move(p));
+  }
+  // The first result is the key's floor: no budget that fits in this one
+  // (the top, under solve_at_top) does better.
+  if (!info.floor_budget) {
+    info.floor = best.feasible ? best.cost.main : kNoTree;
+    info.floor_budget = *s.budget;
+  }
+  memo_.Insert(id, *s.budget, best);
   return best;
+}
+
+std::pair<int64_t, uint32_t> Searcher::ChildBound(const Spec& child) {
+  if (ObviouslyInfeasible(child)) return {kNoTree, kNoId};
+  const uint32_t id = KeyId(child);
+  KeyInfo& info = memo_.Info(id);
+  if (info.lower < 0) info.lower = LowerBound(child, target_);
+  if (reuse_bounds_ && info.floor_budget &&
+      ClampBudget(child, info.usable).budget->FitsIn(*info.floor_budget))
+    return {std::max(info.lower, info.floor), id};
+  return {info.lower, id};
 }
 
 ImplPtr Searcher::Build(const Spec& s) {

@@ -15,6 +15,13 @@
 // smallest Action, so the result is one tree, whatever order Specs are solved
 // in and whether the memo table compresses or not.
 //
+// What earlier solves learnt only prunes (SearchOptions::reuse_bounds): a
+// key's best cost under the most budget bounds it under any less (more budget
+// never costs more), and a key's first solve bounds each of its candidates in
+// its later solves under less budget. A Spec whose top result does not fit
+// its budget is solved under the top lowered only where that peak does not
+// fit (relax_budgets), whose box also answers the budgets left high.
+//
 //   Searcher s(target);
 //   absl::StatusOr<ImplPtr> impl = s.Solve(target.Bind(spec));
 //   s.stats().specs_solved
@@ -22,7 +29,10 @@
 #define AMARENA_SEARCH_SEARCH_H_
 
 #include <atomic>
+#include <cstdint>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/impl.h"
@@ -38,6 +48,14 @@ struct SearchOptions {
   // Solve each new Spec at the most budget it could use before its own budget
   // (needs compress_memo to pay off).
   bool solve_at_top = true;
+  // When the result at the top does not fit, solve under the top budget with
+  // only the components its peak does not fit lowered, before this budget
+  // (needs solve_at_top).
+  bool relax_budgets = true;
+  // Prune with what earlier solves learnt: a key's best cost under the most
+  // budget bounds it under less, and a key's first solve bounds each of its
+  // candidates in its later solves (tests turn it off to compare).
+  bool reuse_bounds = true;
   // Count the distinct Specs looked up (MemoStats::specs_asked).
   bool count_queries = false;
   // When it becomes true, the search stops: Solve returns Cancelled, and the
@@ -72,16 +90,49 @@ class Searcher {
 
   const SearchStats& stats() const { return stats_; }
   MemoStats memo_stats() const { return memo_.Stats(); }
-  int64_t memo_bytes() const { return memo_.ApproxBytes(); }
+  // The memo table's memory and the prior bounds kept beside it.
+  int64_t memo_bytes() const { return memo_.ApproxBytes() + prior_bytes_; }
 
  private:
+  // What the first solve of a key learnt about its candidates, as lower
+  // bounds for its later solves under less budget: a candidate's best tree
+  // under less budget costs at least its best under more (its children's
+  // budgets shrink with the parent's, and more budget never costs more), so
+  // a candidate's exact cost, or its solved children plus the bounds of the
+  // rest, under `budget` bounds it under every budget that fits in `budget`;
+  // one with no tree there has none below. Only candidates whose bound rose
+  // above their composed lower bound are kept, as (action, bound) in
+  // enumeration order.
+  struct PriorBounds {
+    Budget budget;
+    std::vector<std::pair<Action, int64_t>> entries;
+  };
+
+  static constexpr uint32_t kNoId = ~0u;
+
   MemoEntry SolveExact(const Spec& s);
+  // `s` (not ObviouslyInfeasible) by its key's id in the memo table.
+  MemoEntry SolveExact(const Spec& s, uint32_t id);
+  // The id of `s`'s key, with its KeyInfo::usable set.
+  uint32_t KeyId(const Spec& s);
+  // A lower bound on a child's best cost (kNoTree: it has none, and kNoId)
+  // and its key's id: its LowerBound, or, when its key was solved under a
+  // budget its own fits in, the cost found there if larger (more budget
+  // never costs more).
+  std::pair<int64_t, uint32_t> ChildBound(const Spec& child);
   ImplPtr Build(const Spec& s);
 
   Target target_;
   SearchOptions options_;
   MemoTable memo_;
   SearchStats stats_;
+  // Prior bounds need pruning, and a loop whose counter spills to the stack
+  // (under no GPR) costing at least one whose counter is in a register.
+  bool reuse_bounds_ = options_.prune && options_.reuse_bounds &&
+                       target_.cost.loop_iteration_stack >=
+                           target_.cost.loop_iteration;
+  std::vector<PriorBounds> prior_;
+  int64_t prior_bytes_ = 0;
 };
 
 // The most of each budget any tree for `s` could use (a sound over-estimate):
