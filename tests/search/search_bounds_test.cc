@@ -88,6 +88,20 @@ TEST(SearchBoundsTest, SameTreesAsPlainSearchOnRandomSpecs) {
   }
 }
 
+// Batched Specs (shared B, strides), alpha and bf16 outputs: the batch loop
+// and the f32 buffer of a bf16 C prune as every other rewrite.
+TEST(SearchBoundsTest, SameTreesAsPlainSearchOnBatchedSpecs) {
+  const Target t = HostLike(/*workers=*/2);
+  std::vector<Spec> specs;
+  for (const Spec& s : Parsed(testing::RandomBatchSpecTexts(16, 80, 29)))
+    specs.push_back(t.Bind(s));
+  for (const char* text : {"matmul 3x37x61x29 f32 sb=0 alpha=0.25",
+                           "matmul 2x45x70x33 bf16*bf16->bf16 accum",
+                           "matmul 77x91x53 f32*bf16->bf16 alpha=-3"})
+    specs.push_back(t.Bind(*ParseSpec(text)));
+  ExpectSameTrees(t, specs);
+}
+
 TEST(SearchBoundsTest, SameTreesAsPlainSearchUnderRandomBudgets) {
   const Target t = SmallCaches(false);
   std::mt19937_64 rng(31);
