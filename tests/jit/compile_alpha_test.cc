@@ -23,27 +23,12 @@ using testing::KernelMatchesReference;
 using testing::Rt;
 using testing::UsesKernel;
 
-class AlphaTest : public ::testing::TestWithParam<Isa> {
- protected:
-  void SetUp() override {
-    if (!HasIsa(GetParam())) GTEST_SKIP() << "CPU lacks " << Name(GetParam());
-  }
-};
-
-INSTANTIATE_TEST_SUITE_P(Isa, AlphaTest,
-                         ::testing::Values(Isa::kAvx2, Isa::kAvx512),
-                         [](const auto& info) {
-                           return std::string(Name(info.param));
-                         });
+class AlphaTest : public testing::IsaTest {};
+AMARENA_INSTANTIATE_PER_ISA(AlphaTest);
 
 ::testing::AssertionResult Matches(Isa isa, int threads,
                                    const std::string& text, uint64_t seed = 1) {
-  absl::StatusOr<KernelPtr> k = Rt(isa, threads).Get(text);
-  if (!k.ok())
-    return ::testing::AssertionFailure()
-           << text << " (" << threads << " threads): " << k.status();
-  return KernelMatchesReference(*k, (*k)->spec(), seed)
-         << " (" << text << ", " << threads << " threads)";
+  return testing::TextMatchesReference(isa, threads, text, seed);
 }
 
 // A grid of dims 1, 7, 13, 100 and primes (non-divisible tiles, masked

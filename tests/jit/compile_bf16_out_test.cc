@@ -30,27 +30,12 @@ using testing::KernelMatchesReference;
 using testing::Rt;
 using testing::UsesKernel;
 
-class Bf16OutTest : public ::testing::TestWithParam<Isa> {
- protected:
-  void SetUp() override {
-    if (!HasIsa(GetParam())) GTEST_SKIP() << "CPU lacks " << Name(GetParam());
-  }
-};
-
-INSTANTIATE_TEST_SUITE_P(Isa, Bf16OutTest,
-                         ::testing::Values(Isa::kAvx2, Isa::kAvx512),
-                         [](const auto& info) {
-                           return std::string(Name(info.param));
-                         });
+class Bf16OutTest : public testing::IsaTest {};
+AMARENA_INSTANTIATE_PER_ISA(Bf16OutTest);
 
 ::testing::AssertionResult Matches(Isa isa, int threads,
                                    const std::string& text, uint64_t seed = 1) {
-  absl::StatusOr<KernelPtr> k = Rt(isa, threads).Get(text);
-  if (!k.ok())
-    return ::testing::AssertionFailure()
-           << text << " (" << threads << " threads): " << k.status();
-  return KernelMatchesReference(*k, (*k)->spec(), seed)
-         << " (" << text << ", " << threads << " threads)";
+  return testing::TextMatchesReference(isa, threads, text, seed);
 }
 
 constexpr const char* kDTypes[] = {"f32*f32->bf16", "bf16*bf16->bf16",

@@ -23,29 +23,12 @@ using testing::KernelMatchesReference;
 using testing::Rt;
 using testing::UsesKernel;
 
-class MixedTest : public ::testing::TestWithParam<Isa> {
- protected:
-  void SetUp() override {
-    if (!HasIsa(GetParam())) GTEST_SKIP() << "CPU lacks " << Name(GetParam());
-  }
-};
+class MixedTest : public testing::IsaTest {};
+AMARENA_INSTANTIATE_PER_ISA(MixedTest);
 
-INSTANTIATE_TEST_SUITE_P(Isa, MixedTest,
-                         ::testing::Values(Isa::kAvx2, Isa::kAvx512),
-                         [](const auto& info) {
-                           return std::string(Name(info.param));
-                         });
-
-// One request (a Spec text, `b=any` allowed) with `threads` threads: the
-// kernel runs against the reference in the layout of B it was made for.
 ::testing::AssertionResult Matches(Isa isa, int threads,
                                    const std::string& text, uint64_t seed = 1) {
-  absl::StatusOr<KernelPtr> k = Rt(isa, threads).Get(text);
-  if (!k.ok())
-    return ::testing::AssertionFailure()
-           << text << " (" << threads << " threads): " << k.status();
-  return KernelMatchesReference(*k, (*k)->spec(), seed)
-         << " (" << text << ", " << threads << " threads)";
+  return testing::TextMatchesReference(isa, threads, text, seed);
 }
 
 // Random user-level Specs: dims mostly small and odd, A and C row- or

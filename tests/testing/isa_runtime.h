@@ -1,15 +1,23 @@
 // One runtime per (ISA, threads) for a whole test binary, made on first use
-// for the host's CPU capped at that ISA, and whether the host has the ISA.
+// for the host's CPU capped at that ISA, and whether the host has the ISA;
+// a fixture for tests run once per ISA, and a Spec text checked against the
+// reference.
 //
 //   if (!HasIsa(Isa::kAvx512)) GTEST_SKIP();
 //   EXPECT_TRUE(KernelMatchesReference(Rt(Isa::kAvx512, 2), spec));
+//   class AlphaTest : public testing::IsaTest {};  // skips a missing ISA
+//   EXPECT_TRUE(TextMatchesReference(GetParam(), 2, "matmul 7x7x7 f32"));
 #ifndef AMARENA_TESTS_TESTING_ISA_RUNTIME_H_
 #define AMARENA_TESTS_TESTING_ISA_RUNTIME_H_
 
+#include <cstdint>
 #include <mutex>
+#include <string>
 
+#include "gtest/gtest.h"
 #include "runtime/host.h"
 #include "runtime/runtime.h"
+#include "tests/testing/check_kernel.h"
 
 namespace amarena::testing {
 
@@ -32,6 +40,32 @@ inline bool HasIsa(Isa isa) {
   return t.ok() && t->isa == isa;
 }
 
+// Tests parameterised by ISA; skipped where the host lacks it. Instantiate
+// with AMARENA_INSTANTIATE_PER_ISA(Suite).
+class IsaTest : public ::testing::TestWithParam<Isa> {
+ protected:
+  void SetUp() override {
+    if (!HasIsa(GetParam())) GTEST_SKIP() << "CPU lacks " << Name(GetParam());
+  }
+};
+
+// One request (a Spec text; `b=any` allowed) with `threads` threads: the
+// kernel runs against the reference in the layout it was made for.
+inline ::testing::AssertionResult TextMatchesReference(
+    Isa isa, int threads, const std::string& text, uint64_t seed = 1) {
+  absl::StatusOr<KernelPtr> k = Rt(isa, threads).Get(text);
+  if (!k.ok())
+    return ::testing::AssertionFailure()
+           << text << " (" << threads << " threads): " << k.status();
+  return KernelMatchesReference(*k, (*k)->spec(), seed)
+         << " (" << text << ", " << threads << " threads)";
+}
+
 }  // namespace amarena::testing
+
+#define AMARENA_INSTANTIATE_PER_ISA(suite)                      \
+  INSTANTIATE_TEST_SUITE_P(                                     \
+      Isa, suite, ::testing::Values(Isa::kAvx2, Isa::kAvx512),  \
+      [](const auto& info) { return std::string(Name(info.param)); })
 
 #endif  // AMARENA_TESTS_TESTING_ISA_RUNTIME_H_
