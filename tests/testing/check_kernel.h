@@ -5,7 +5,9 @@
 #ifndef AMARENA_TESTS_TESTING_CHECK_KERNEL_H_
 #define AMARENA_TESTS_TESTING_CHECK_KERNEL_H_
 
+#include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "core/reference.h"
@@ -14,6 +16,7 @@
 #include "jit/scratch.h"
 #include "runtime/runtime.h"
 #include "tests/testing/guarded_operands.h"
+#include "tests/testing/isa_runtime.h"
 
 namespace amarena::testing {
 
@@ -135,6 +138,18 @@ inline ::testing::AssertionResult KernelMatchesReference(Runtime& rt,
     return ::testing::AssertionFailure()
            << PrintSpec(s) << ": " << k.status().message();
   return KernelMatchesReference(*k, s, seed);
+}
+
+// One request (a Spec text; `b=any` allowed) with `threads` threads: the
+// kernel runs against the reference in the layout it was made for.
+inline ::testing::AssertionResult TextMatchesReference(
+    Isa isa, int threads, const std::string& text, uint64_t seed = 1) {
+  absl::StatusOr<KernelPtr> k = Rt(isa, threads).Get(text);
+  if (!k.ok())
+    return ::testing::AssertionFailure()
+           << text << " (" << threads << " threads): " << k.status();
+  return KernelMatchesReference(*k, (*k)->spec(), seed)
+         << " (" << text << ", " << threads << " threads)";
 }
 
 }  // namespace amarena::testing

@@ -1,7 +1,7 @@
 // One runtime per (ISA, threads) for a whole test binary, made on first use
 // for the host's CPU capped at that ISA, and whether the host has the ISA;
-// a fixture for tests run once per ISA, and a Spec text checked against the
-// reference.
+// a fixture for tests run once per ISA (TextMatchesReference, in
+// check_kernel.h, checks a Spec text's kernel on one of these runtimes).
 //
 //   if (!HasIsa(Isa::kAvx512)) GTEST_SKIP();
 //   EXPECT_TRUE(KernelMatchesReference(Rt(Isa::kAvx512, 2), spec));
@@ -10,14 +10,12 @@
 #ifndef AMARENA_TESTS_TESTING_ISA_RUNTIME_H_
 #define AMARENA_TESTS_TESTING_ISA_RUNTIME_H_
 
-#include <cstdint>
 #include <mutex>
 #include <string>
 
 #include "gtest/gtest.h"
 #include "runtime/host.h"
 #include "runtime/runtime.h"
-#include "tests/testing/check_kernel.h"
 
 namespace amarena::testing {
 
@@ -48,18 +46,6 @@ class IsaTest : public ::testing::TestWithParam<Isa> {
     if (!HasIsa(GetParam())) GTEST_SKIP() << "CPU lacks " << Name(GetParam());
   }
 };
-
-// One request (a Spec text; `b=any` allowed) with `threads` threads: the
-// kernel runs against the reference in the layout it was made for.
-inline ::testing::AssertionResult TextMatchesReference(
-    Isa isa, int threads, const std::string& text, uint64_t seed = 1) {
-  absl::StatusOr<KernelPtr> k = Rt(isa, threads).Get(text);
-  if (!k.ok())
-    return ::testing::AssertionFailure()
-           << text << " (" << threads << " threads): " << k.status();
-  return KernelMatchesReference(*k, (*k)->spec(), seed)
-         << " (" << text << ", " << threads << " threads)";
-}
 
 }  // namespace amarena::testing
 
