@@ -104,7 +104,7 @@ inline constexpr int kNumKernels = static_cast<int>(KernelId::kWidenPairs) + 1;
 //   sequential read, 1 KiB: 78-85 %, none: 75-90 % (noisy).
 // The dot kernels prefetch a bf16 B read down its columns likewise,
 // kPrefetchColumnBytes ahead, when the columns are at least
-// kPrefetchMinPitch bytes apart (jit/emit_kernels.cc, PrefetchColumnStream):
+// kPrefetchMinPitch bytes apart (jit/emit_dot_kernels.cc, PrefetchColumnStream):
 // one column after another is a single stream. bf16_benchmark, 1x2048x16384
 // b=col, one thread, us per call AVX2 / AVX-512 (two runs each, shared
 // machine): none 2360 / 2605; 4 KiB ahead 2205-2234 / 2273-2320; 8 KiB

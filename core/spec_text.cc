@@ -1,3 +1,5 @@
+// The notation's parsing half (core/spec_text.h): ParseSpec and its one-line
+// errors. Printing is in core/spec_print.cc, requests in core/spec_request.cc.
 #include "core/spec_text.h"
 
 #include <algorithm>
@@ -14,35 +16,7 @@
 
 namespace amarena {
 
-std::string PackName(const TensorAux& a) { return a.layout.PanelText(); }
-
 namespace {
-
-absl::string_view OpName(Kind k) {
-  switch (k) {
-    case Kind::kMatmul:
-    case Kind::kMatmulAccum:
-      return "matmul";
-    case Kind::kZero:
-      return "zero";
-    case Kind::kMove:
-      return "move";
-  }
-  return "?";
-}
-
-std::vector<absl::string_view> OperandNames(Kind k) {
-  switch (k) {
-    case Kind::kMatmul:
-    case Kind::kMatmulAccum:
-      return {"a", "b", "c"};
-    case Kind::kZero:
-      return {"out"};
-    case Kind::kMove:
-      return {"src", "dst"};
-  }
-  return {};
-}
 
 // The operand a leading dimension's option names ("lda" is 0 for a matmul,
 // "lddst" 1 for a move), or -1.
@@ -62,14 +36,6 @@ int StrideOperand(Kind k, absl::string_view key) {
   if (key == "sb") return 1;
   if (key == "sc") return 2;
   return -1;
-}
-
-std::string PrintAux(const TensorAux& a) {
-  std::vector<std::string> props;
-  if (a.level != Level::kGL) props.emplace_back(Name(a.level));
-  if (std::string l = a.layout.Text(); !l.empty()) props.push_back(l);
-  if (a.vector_width != 0) props.push_back(absl::StrCat("v", a.vector_width));
-  return absl::StrJoin(props, ",");
 }
 
 class Parser {
@@ -478,107 +444,8 @@ absl::StatusOr<Spec> Parser::Parse() {
 
 }  // namespace
 
-std::string PrintSpec(const Spec& s) {
-  std::string out = absl::StrCat(OpName(s.kind), " ");
-  if (s.IsMatmul()) {
-    if (s.b != 1) absl::StrAppend(&out, s.b, "x");
-    absl::StrAppend(&out, s.m, "x", s.k, "x", s.n, " ");
-  } else {
-    absl::StrAppend(&out, s.m, "x", s.n, " ");
-  }
-  int n = s.NumOperands();
-  bool uniform = true;
-  for (int i = 1; i < n; ++i) uniform &= s.aux[i].dtype == s.aux[0].dtype;
-  if (uniform) {
-    absl::StrAppend(&out, Name(s.aux[0].dtype));
-  } else {
-    std::vector<absl::string_view> ins;
-    for (int i = 0; i < n - 1; ++i) ins.push_back(Name(s.aux[i].dtype));
-    absl::StrAppend(&out, absl::StrJoin(ins, "*"), "->",
-                    Name(s.aux[n - 1].dtype));
-  }
-  if (s.kind == Kind::kMatmulAccum) absl::StrAppend(&out, " accum");
-  if (s.alpha != 1.0f) {
-    char buf[32];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), s.alpha);
-    absl::StrAppend(&out, " alpha=", absl::string_view(buf, end - buf));
-  }
-  std::vector<absl::string_view> names = OperandNames(s.kind);
-  for (int i = 0; i < n; ++i) {
-    std::string p = PrintAux(s.aux[i]);
-    if (!p.empty()) absl::StrAppend(&out, " ", names[i], "=", p);
-  }
-  for (int i = 0; i < n; ++i)
-    if (const int64_t ld = s.aux[i].layout.ld())
-      absl::StrAppend(&out, " ld", names[i], "=", ld);
-  for (int i = 0; i < n; ++i)
-    if (const int64_t st = s.batch_stride[static_cast<size_t>(i)];
-        st != Spec::kDenseBatch)
-      absl::StrAppend(&out, " s", names[i], "=", st);
-  if (s.serial) absl::StrAppend(&out, " serial");
-  if (s.budget)
-    absl::StrAppend(&out, " budget=vrf:", s.budget->vrf, ",gpr:", s.budget->gpr,
-                    ",l1:", s.budget->l1_lines, ",l2:", s.budget->l2_lines,
-                    ",l3:", s.budget->l3_lines);
-  return out;
-}
-
 absl::StatusOr<Spec> ParseSpec(absl::string_view text) {
   return Parser(text).Parse();
-}
-
-absl::StatusOr<SpecRequest> ParseRequest(absl::string_view text) {
-  std::vector<absl::string_view> toks =
-      absl::StrSplit(text, absl::ByAnyChar(" \t\n"), absl::SkipEmpty());
-  const auto any = std::find(toks.begin(), toks.end(), "b=any");
-  if (any == toks.end()) {
-    AMARENA_ASSIGN_OR_RETURN(Spec s, ParseSpec(text));
-    return SpecRequest{s, false};
-  }
-  toks.erase(any);
-  auto error = [&](absl::string_view what) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot parse spec '", text, "': ", what));
-  };
-  if (std::any_of(toks.begin(), toks.end(), [](absl::string_view t) {
-        return absl::StartsWith(t, "ldb=");
-      }))
-    return error(
-        "option ldb is for a plain B, must not be given with b=any (B's "
-        "layout is chosen: dense, packed or column-major)");
-  int64_t m_lo = 0, m_hi = 0;
-  const auto range = std::find_if(toks.begin(), toks.end(), [](auto t) {
-    return absl::StartsWith(t, "m=");
-  });
-  if (range != toks.end()) {
-    absl::string_view r = range->substr(2);
-    const size_t dots = r.find("..");
-    if (dots == absl::string_view::npos ||
-        !absl::SimpleAtoi(r.substr(0, dots), &m_lo) ||
-        !absl::SimpleAtoi(r.substr(dots + 2), &m_hi) || m_lo < 1 ||
-        m_hi < m_lo || m_hi > (int64_t{1} << 30))
-      return error(absl::StrCat("m range is '", r,
-                                "', must be LO..HI with 1 <= LO <= HI"));
-    toks.erase(range);
-  }
-  AMARENA_ASSIGN_OR_RETURN(Spec s, ParseSpec(absl::StrJoin(toks, " ")));
-  if (m_lo != 0 && (s.m < m_lo || s.m > m_hi))
-    return error(absl::StrCat("m range is ", m_lo, "..", m_hi,
-                              ", must contain the Spec's M (", s.m, ")"));
-  if (!s.IsMatmul())
-    return error("option b=any is for a matmul's B, must not be given here");
-  if (s.b > 1 && !s.SharedB())
-    return error(absl::StrCat(
-        "option b=any with batch ", s.b,
-        " is for one B shared by the batch (sb=0), must not be given with a B "
-        "per batch element (laying out a batch of B is not implemented)"));
-  if (std::any_of(toks.begin(), toks.end(), [](absl::string_view t) {
-        return absl::StartsWith(t, "b=");
-      }))
-    return error(
-        "operand b has b=any and other properties, must be b=any "
-        "alone (B in gl, its layout chosen)");
-  return SpecRequest{s, true, m_lo, m_hi};
 }
 
 }  // namespace amarena

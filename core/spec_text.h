@@ -42,6 +42,7 @@
 #define AMARENA_CORE_SPEC_TEXT_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -56,6 +57,12 @@ inline constexpr int64_t kMaxOperandBytes = (int64_t{1} << 31) - 1;
 std::string PackName(const TensorAux& a);
 
 std::string PrintSpec(const Spec& s);
+
+// The notation's words: "matmul", "zero" or "move"; the operands' names in
+// order ({"a", "b", "c"}, {"out"}, {"src", "dst"}), as options use them
+// (`b=col`, `lda=`, `sb=`).
+absl::string_view OpName(Kind k);
+std::vector<absl::string_view> OperandNames(Kind k);
 
 // Parses and validates. Errors are InvalidArgument with one line:
 //   cannot parse spec '<text>': <what> is <value>, must be <constraint>

@@ -2,7 +2,7 @@
 // kWidenPairs):
 // B interleaved in k-pairs (`pPx2`, core/tensor_spec.h), so that one
 // vdpbf16ps multiplies a k-pair of A (broadcast) by a vector of B's k-pairs.
-// Applicability, scratch registers and cost live in core/kernels.cc; these
+// Applicability, scratch registers and cost live in core/kernels_pairs.cc; these
 // only assert. The vdpbf16ps kernels need AVX-512 BF16, kWidenPairs runs on
 // both ISAs; register numbers may be 16-31 with AVX-512, so every
 // instruction here is EVEX-encodable there.

@@ -209,6 +209,9 @@ class Emitter : public Xbyak::CodeGenerator {
 // The per-kernel emitters (emit_kernels.cc), one per KernelId.
 void EmitKernel(Emitter& e, const Spec& spec, KernelId id,
                 std::span<const View> views);
+// The dot-product kernels (emit_dot_kernels.cc).
+void EmitDot(Emitter& e, const Spec& spec, std::span<const View> views);
+void EmitDotBf16(Emitter& e, const Spec& spec, std::span<const View> views);
 // The k-pair (vdpbf16ps outer-product) kernels (emit_bf16_kernels.cc).
 void EmitOuterBf16(Emitter& e, const Spec& spec, std::span<const View> views);
 void EmitCopyPairs(Emitter& e, const Spec& spec, std::span<const View> views);
