@@ -9,24 +9,9 @@
 #include <memory>
 #include <random>
 
+#include "core/dtype.h"
+
 namespace amarena::bf16bench {
-namespace {
-
-uint16_t ToBf16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  bits += 0x7fff + ((bits >> 16) & 1);
-  return static_cast<uint16_t>(bits >> 16);
-}
-double FromBf16(uint16_t v) {
-  uint32_t bits = static_cast<uint32_t>(v) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-}  // namespace
-
 // --- DRAM read bandwidth: one core streams a 1 GiB buffer (32x the 32 MiB
 // L3) with 256-bit loads into four independent adds, as `streams` equal
 // parts read side by side, with or without prefetching 4 KiB ahead; the best
@@ -92,8 +77,8 @@ Problem MakeProblem(int64_t m) {
             std::vector<float>(m * kN)};
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<float> d(-1, 1);
-  for (auto& x : p.a) x = ToBf16(d(rng));
-  for (auto& x : p.b) x = ToBf16(d(rng));
+  for (auto& x : p.a) x = Bf16FromF32(d(rng));
+  for (auto& x : p.b) x = Bf16FromF32(d(rng));
   return p;
 }
 
@@ -106,7 +91,8 @@ bool SampleMatches(const Problem& p, const float* c) {
     int64_t i = static_cast<int64_t>(rng() % p.m), j = rng() % kN;
     double sum = 0, scale = 0;
     for (int64_t q = 0; q < kK; ++q) {
-      double x = FromBf16(p.a[i * kK + q]) * FromBf16(p.b[q * kN + j]);
+      double x = static_cast<double>(F32FromBf16(p.a[i * kK + q])) *
+                 F32FromBf16(p.b[q * kN + j]);
       sum += x;
       scale += std::fabs(x);
     }

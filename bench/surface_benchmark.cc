@@ -35,6 +35,7 @@
 #include "absl/strings/str_cat.h"
 #include "amarena/amarena.hpp"
 #include "bench/batch_timer.h"
+#include "core/dtype.h"
 #include "jit/cpu_features.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
@@ -44,20 +45,6 @@
 
 namespace amarena::bench {
 namespace {
-
-// Round to nearest even, as the kernels and oneDNN do.
-uint16_t ToBf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  u += 0x7fff + ((u >> 16) & 1);
-  return static_cast<uint16_t>(u >> 16);
-}
-float FromBf16(uint16_t h) {
-  const uint32_t u = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
 
 std::vector<float> Random(size_t n, uint32_t seed) {
   std::mt19937 g(seed);
@@ -195,15 +182,15 @@ struct MatVec {
   std::vector<uint16_t> w16, x16;
   std::vector<float> y = std::vector<float>(n);
   MatVec() : w16(w.size()), x16(k) {
-    for (size_t i = 0; i < w.size(); ++i) w16[i] = ToBf16(w[i]);
+    for (size_t i = 0; i < w.size(); ++i) w16[i] = Bf16FromF32(w[i]);
     // The weights as the kernels see them, for the reference check.
-    for (size_t i = 0; i < w.size(); ++i) w[i] = FromBf16(w16[i]);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = F32FromBf16(w16[i]);
   }
   // y against x.W, with x rounded to bf16 first when `x_bf16`.
   bool Check(bool x_bf16) const {
     std::vector<float> xs(x);
     if (x_bf16)
-      for (float& v : xs) v = FromBf16(ToBf16(v));
+      for (float& v : xs) v = F32FromBf16(Bf16FromF32(v));
     return MatchesProduct(xs, {1, k, k}, w, {k, n, n}, y, {1, n, n});
   }
 };
@@ -236,7 +223,7 @@ Variant AmarenaMatVec(std::shared_ptr<MatVec> mv, bool f32_activations) {
   auto call = [st, f32_activations] {
     MatVec& m = *st->mv;
     if (!f32_activations)
-      for (int64_t i = 0; i < MatVec::k; ++i) m.x16[i] = ToBf16(m.x[i]);
+      for (int64_t i = 0; i < MatVec::k; ++i) m.x16[i] = Bf16FromF32(m.x[i]);
     (void)st->k.Run(st->ops.data());
   };
   call();
@@ -245,20 +232,26 @@ Variant AmarenaMatVec(std::shared_ptr<MatVec> mv, bool f32_activations) {
   return {absl::StrCat(name, " (", spec, ")"), call, ""};
 }
 
+// A oneDNN matmul primitive with its arguments, run on one stream.
+struct OneDnnMatmul {
+  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  dnnl::stream strm{eng};
+  dnnl::matmul prim;
+  std::unordered_map<int, dnnl::memory> args;
+  void Run() {
+    prim.execute(strm, args);
+    strm.wait();
+  }
+};
+
 // oneDNN's matmul, src f32 and weights bf16 in the layout it picks.
 Variant OneDnnMatVec(std::shared_ptr<MatVec> mv) {
   using dnnl::memory;
   using tag = memory::format_tag;
   using dt = memory::data_type;
   const std::string name = "oneDNN matmul f32 src, bf16 weights (pre-packed)";
-  struct State {
-    dnnl::engine eng{dnnl::engine::kind::cpu, 0};
-    dnnl::stream strm{eng};
-    dnnl::matmul prim;
-    memory w;
-    std::unordered_map<int, memory> args;
-  };
-  auto st = std::make_shared<State>();
+  auto st = std::make_shared<OneDnnMatmul>();
+  memory w;
   const int64_t k = MatVec::k, n = MatVec::n;
   memory::desc x_md({1, k}, dt::f32, tag::ab);
   memory::desc w_plain({k, n}, dt::bf16, tag::ab);
@@ -270,19 +263,16 @@ Variant OneDnnMatVec(std::shared_ptr<MatVec> mv) {
                                       st->eng);
     st->prim = dnnl::matmul(pd);
     memory w_user(w_plain, st->eng, mv->w16.data());
-    st->w = memory(pd.weights_desc(), st->eng);
-    dnnl::reorder(w_user, st->w).execute(st->strm, w_user, st->w);
+    w = memory(pd.weights_desc(), st->eng);
+    dnnl::reorder(w_user, w).execute(st->strm, w_user, w);
     st->strm.wait();
   } catch (const dnnl::error& e) {
     return Failed(name, absl::StrCat("not offered: ", e.what()));
   }
   st->args = {{DNNL_ARG_SRC, memory(x_md, st->eng, mv->x.data())},
-              {DNNL_ARG_WEIGHTS, st->w},
+              {DNNL_ARG_WEIGHTS, w},
               {DNNL_ARG_DST, memory(y_md, st->eng, mv->y.data())}};
-  auto call = [st] {
-    st->prim.execute(st->strm, st->args);
-    st->strm.wait();
-  };
+  auto call = [st] { st->Run(); };
   call();
   if (!mv->Check(false)) return Failed(name, "does not match the reference");
   return {name, call, ""};
@@ -377,13 +367,7 @@ Variant OneDnnBatched(std::shared_ptr<Batch> bt) {
   using tag = memory::format_tag;
   using dt = memory::data_type;
   const std::string name = "oneDNN batched (3-D) matmul";
-  struct State {
-    dnnl::engine eng{dnnl::engine::kind::cpu, 0};
-    dnnl::stream strm{eng};
-    dnnl::matmul prim;
-    std::unordered_map<int, memory> args;
-  };
-  auto st = std::make_shared<State>();
+  auto st = std::make_shared<OneDnnMatmul>();
   memory::desc a_md({Batch::b, Batch::m, Batch::k}, dt::f32, tag::abc);
   memory::desc b_md({Batch::b, Batch::k, Batch::n}, dt::f32, tag::abc);
   memory::desc c_md({Batch::b, Batch::m, Batch::n}, dt::f32, tag::abc);
@@ -397,10 +381,7 @@ Variant OneDnnBatched(std::shared_ptr<Batch> bt) {
   st->args = {{DNNL_ARG_SRC, memory(a_md, st->eng, bt->a.data())},
               {DNNL_ARG_WEIGHTS, memory(b_md, st->eng, bt->w.data())},
               {DNNL_ARG_DST, memory(c_md, st->eng, bt->c.data())}};
-  auto call = [st] {
-    st->prim.execute(st->strm, st->args);
-    st->strm.wait();
-  };
+  auto call = [st] { st->Run(); };
   call();
   if (!bt->Check()) return Failed(name, "does not match the reference");
   return {name, call, ""};

@@ -6,6 +6,7 @@
 #ifndef AMARENA_CORE_DTYPE_H_
 #define AMARENA_CORE_DTYPE_H_
 
+#include <bit>
 #include <cstdint>
 #include <optional>
 
@@ -18,6 +19,17 @@ enum class DType : uint8_t { kF32, kBF16 };
 inline int SizeOf(DType t) { return t == DType::kF32 ? 4 : 2; }
 absl::string_view Name(DType t);
 std::optional<DType> ParseDType(absl::string_view s);
+
+// A bf16 is the top half of the f32 of the same value: widening is exact;
+// narrowing rounds to nearest even, as the kernels do (NaN payloads aside).
+inline float F32FromBf16(uint16_t v) {
+  return std::bit_cast<float>(static_cast<uint32_t>(v) << 16);
+}
+inline uint16_t Bf16FromF32(float f) {
+  uint32_t bits = std::bit_cast<uint32_t>(f);
+  bits += 0x7fff + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}
 
 // Memory levels from slowest to fastest. A cache level (L3, L2, L1) holds
 // either "views" of data that lives farther out (moving there costs traffic but

@@ -12,25 +12,11 @@
 namespace amarena {
 namespace {
 
-float Bf16ToF32(uint16_t v) {
-  uint32_t bits = static_cast<uint32_t>(v) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint16_t F32ToBf16(float f) {  // round to nearest even
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  bits += 0x7fff + ((bits >> 16) & 1);
-  return static_cast<uint16_t>(bits >> 16);
-}
-
 void WriteElement(void* base, DType t, int64_t off, float v) {
   if (t == DType::kF32) {
     static_cast<float*>(base)[off] = v;
   } else {
-    static_cast<uint16_t*>(base)[off] = F32ToBf16(v);
+    static_cast<uint16_t*>(base)[off] = Bf16FromF32(v);
   }
 }
 
@@ -83,7 +69,7 @@ Exact ExactElement(const Spec& s, void* const* ops, const void* out_before,
 
 float ReadElement(const void* base, DType t, int64_t off) {
   if (t == DType::kF32) return static_cast<const float*>(base)[off];
-  return Bf16ToF32(static_cast<const uint16_t*>(base)[off]);
+  return F32FromBf16(static_cast<const uint16_t*>(base)[off]);
 }
 
 void Operands::Free::operator()(void* p) const { std::free(p); }

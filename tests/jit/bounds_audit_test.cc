@@ -26,6 +26,20 @@ Runtime& AuditRuntime(Isa isa, int workers) {
   return *rt;
 }
 
+// Kernels for every SweepStride-th text, alternately on one and two
+// workers, each expected to be created (no refusal); how many were.
+int AllCreated(Isa isa, const std::vector<std::string>& texts) {
+  int made = 0;
+  for (size_t i = 0; i < texts.size(); i += testing::SweepStride()) {
+    const int workers = 1 + static_cast<int>(i % 2);
+    absl::StatusOr<KernelPtr> k = AuditRuntime(isa, workers).Get(texts[i]);
+    EXPECT_TRUE(k.ok()) << texts[i] << " (" << workers
+                        << " workers): " << k.status();
+    made += k.ok();
+  }
+  return made;
+}
+
 class BoundsAudit : public ::testing::TestWithParam<Isa> {};
 
 // The Specs that once went wrong on AVX-512 compile within bounds.
@@ -96,14 +110,7 @@ TEST_P(BoundsAudit, RandomLdSpecsCompileWithinBounds) {
   const std::vector<std::string> texts =
       testing::RandomLdSpecTexts(testing::SweepCount(300), /*max_dim=*/200,
                                  /*seed=*/1800 + static_cast<int>(isa));
-  int made = 0;
-  for (size_t i = 0; i < texts.size(); i += testing::SweepStride()) {
-    const int workers = 1 + static_cast<int>(i % 2);
-    absl::StatusOr<KernelPtr> k = AuditRuntime(isa, workers).Get(texts[i]);
-    EXPECT_TRUE(k.ok()) << texts[i] << " (" << workers
-                        << " workers): " << k.status();
-    made += k.ok();
-  }
+  const int made = AllCreated(isa, texts);
   std::printf("%s: %d kernels with leading dimensions created within bounds\n",
               std::string(Name(isa)).c_str(), made);
   EXPECT_GT(made, 0);
@@ -116,14 +123,7 @@ TEST_P(BoundsAudit, RandomBatchSpecsCompileWithinBounds) {
   const std::vector<std::string> texts =
       testing::RandomBatchSpecTexts(testing::SweepCount(300), /*max_dim=*/200,
                                     /*seed=*/2800 + static_cast<int>(isa));
-  int made = 0;
-  for (size_t i = 0; i < texts.size(); i += testing::SweepStride()) {
-    const int workers = 1 + static_cast<int>(i % 2);
-    absl::StatusOr<KernelPtr> k = AuditRuntime(isa, workers).Get(texts[i]);
-    EXPECT_TRUE(k.ok()) << texts[i] << " (" << workers
-                        << " workers): " << k.status();
-    made += k.ok();
-  }
+  const int made = AllCreated(isa, texts);
   std::printf("%s: %d batched kernels created within bounds\n",
               std::string(Name(isa)).c_str(), made);
   EXPECT_GT(made, 0);

@@ -18,18 +18,13 @@
 namespace amarena {
 namespace {
 
-using testing::HasIsa;
 using testing::KernelMatchesReference;
 using testing::Rt;
+using testing::TextMatchesReference;
 using testing::UsesKernel;
 
 class AlphaTest : public testing::IsaTest {};
 AMARENA_INSTANTIATE_PER_ISA(AlphaTest);
-
-::testing::AssertionResult Matches(Isa isa, int threads,
-                                   const std::string& text, uint64_t seed = 1) {
-  return testing::TextMatchesReference(isa, threads, text, seed);
-}
 
 // A grid of dims 1, 7, 13, 100 and primes (non-divisible tiles, masked
 // tails, k split into blocks), every input dtype, accumulating or not,
@@ -46,7 +41,7 @@ TEST_P(AlphaTest, GridMatchesTheReference) {
           const std::string text =
               absl::StrCat("matmul ", m, "x", k, "x", n, " ", dtypes,
                            " alpha=", alpha, i % 4 == 0 ? " accum" : "");
-          EXPECT_TRUE(Matches(GetParam(), 1 + i % 2, text, i));
+          EXPECT_TRUE(TextMatchesReference(GetParam(), 1 + i % 2, text, i));
         }
 }
 
@@ -65,8 +60,9 @@ TEST_P(AlphaTest, EveryScalingKernel) {
            Case{"matmul 3x257x5 f32 b=col alpha=-2", KernelId::kDot},
        }) {
     for (int threads : {1, 2}) {
-      EXPECT_TRUE(Matches(GetParam(), threads, c.text));
-      EXPECT_TRUE(Matches(GetParam(), threads, std::string(c.text) + " accum"));
+      EXPECT_TRUE(TextMatchesReference(GetParam(), threads, c.text));
+      EXPECT_TRUE(TextMatchesReference(GetParam(), threads,
+                                       std::string(c.text) + " accum"));
     }
     absl::StatusOr<KernelPtr> k = Rt(GetParam(), 1).Get(c.text);
     ASSERT_TRUE(k.ok()) << k.status();
@@ -81,7 +77,7 @@ TEST_P(AlphaTest, ZeroAlpha) {
   for (const char* text :
        {"matmul 13x100x37 f32 alpha=0", "matmul 13x100x37 f32 alpha=0 accum",
         "matmul 13x100x37 f32 alpha=-0 accum"}) {
-    EXPECT_TRUE(Matches(GetParam(), 1, text));
+    EXPECT_TRUE(TextMatchesReference(GetParam(), 1, text));
   }
   absl::StatusOr<Spec> zero = ParseSpec("matmul 4x4x4 f32 alpha=0");
   absl::StatusOr<Spec> minus = ParseSpec("matmul 4x4x4 f32 alpha=-0");
@@ -98,7 +94,7 @@ TEST_P(AlphaTest, KSplitScalesEachBlockOnce) {
                              "matmul 8x4099x24 f32 alpha=0.5 accum",
                              "matmul 1x4099x300 bf16*bf16->f32 alpha=0.5",
                              "matmul 6x2053x16 f32*bf16->f32 alpha=0.5 b=col"})
-      EXPECT_TRUE(Matches(GetParam(), threads, text));
+      EXPECT_TRUE(TextMatchesReference(GetParam(), threads, text));
 }
 
 // Random user-level Specs of every layout and dtype with an alpha, serial

@@ -25,18 +25,13 @@
 namespace amarena {
 namespace {
 
-using testing::HasIsa;
 using testing::KernelMatchesReference;
 using testing::Rt;
+using testing::TextMatchesReference;
 using testing::UsesKernel;
 
 class Bf16OutTest : public testing::IsaTest {};
 AMARENA_INSTANTIATE_PER_ISA(Bf16OutTest);
-
-::testing::AssertionResult Matches(Isa isa, int threads,
-                                   const std::string& text, uint64_t seed = 1) {
-  return testing::TextMatchesReference(isa, threads, text, seed);
-}
 
 constexpr const char* kDTypes[] = {"f32*f32->bf16", "bf16*bf16->bf16",
                                    "f32*bf16->bf16"};
@@ -54,7 +49,7 @@ TEST_P(Bf16OutTest, GridMatchesTheReference) {
           const std::string text = absl::StrCat(
               "matmul ", m, "x", k, "x", n, " ", dtypes,
               i % 5 == 0 ? " c=col" : "", i % 4 == 0 ? " accum" : "");
-          EXPECT_TRUE(Matches(GetParam(), 1 + i % 2, text, i));
+          EXPECT_TRUE(TextMatchesReference(GetParam(), 1 + i % 2, text, i));
         }
 }
 
@@ -105,7 +100,7 @@ TEST_P(Bf16OutTest, AccumulatesInAnF32Buffer) {
     });
     EXPECT_FALSE(split_on_bf16_c) << PrintImpl((*k)->impl());
     EXPECT_TRUE(UsesKernel((*k)->impl(), KernelId::kCopy));
-    EXPECT_TRUE(Matches(GetParam(), 2, text));
+    EXPECT_TRUE(TextMatchesReference(GetParam(), 2, text));
   }
 }
 
@@ -118,7 +113,7 @@ TEST_P(Bf16OutTest, WithAlphaAndPackedB) {
                              "matmul 7x300x64 bf16*bf16->bf16 b=p32",
                              "matmul 7x300x64 bf16*bf16->bf16 b=p16x2",
                              "matmul 7x300x64 f32*bf16->bf16 b=p32x2"})
-      EXPECT_TRUE(Matches(GetParam(), threads, text));
+      EXPECT_TRUE(TextMatchesReference(GetParam(), threads, text));
 }
 
 // Random user-level Specs of every layout with a bf16 output, serial and

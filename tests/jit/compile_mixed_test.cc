@@ -18,18 +18,13 @@
 namespace amarena {
 namespace {
 
-using testing::HasIsa;
 using testing::KernelMatchesReference;
 using testing::Rt;
+using testing::TextMatchesReference;
 using testing::UsesKernel;
 
 class MixedTest : public testing::IsaTest {};
 AMARENA_INSTANTIATE_PER_ISA(MixedTest);
-
-::testing::AssertionResult Matches(Isa isa, int threads,
-                                   const std::string& text, uint64_t seed = 1) {
-  return testing::TextMatchesReference(isa, threads, text, seed);
-}
 
 // Random user-level Specs: dims mostly small and odd, A and C row- or
 // column-major, B plain, column-major, in panels, k-pair panels, sections or
@@ -72,7 +67,8 @@ TEST_P(MixedTest, GridMatchesTheReference) {
         for (const char* b : {"", " b=col"}) {
           const std::string text =
               absl::StrCat("matmul ", m, "x", k, "x", n, " f32*bf16->f32", b);
-          EXPECT_TRUE(Matches(GetParam(), 1 + (k + n) % 2, text, k * n));
+          EXPECT_TRUE(
+              TextMatchesReference(GetParam(), 1 + (k + n) % 2, text, k * n));
         }
 }
 
@@ -91,7 +87,7 @@ TEST_P(MixedTest, EngineShapes) {
              "matmul 4x2048x1000 f32*bf16->f32 b=any",
              "matmul 17x33x129 f32*bf16->f32 a=col c=col accum",
          })
-      EXPECT_TRUE(Matches(GetParam(), threads, text));
+      EXPECT_TRUE(TextMatchesReference(GetParam(), threads, text));
 }
 
 // B in k-pair panels (`b=pPx2`, the layout vdpbf16ps reads, which would
@@ -115,7 +111,7 @@ TEST_P(MixedTest, KPairPanels) {
       ASSERT_TRUE(k.ok()) << text << ": " << k.status();
       EXPECT_TRUE(KernelMatchesReference(*k, (*k)->spec())) << text;
       EXPECT_TRUE(UsesKernel((*k)->impl(), KernelId::kWidenPairs)) << text;
-      EXPECT_TRUE(Matches(GetParam(), 2, text + " accum"));
+      EXPECT_TRUE(TextMatchesReference(GetParam(), 2, text + " accum"));
     }
 }
 
@@ -127,7 +123,7 @@ TEST_P(MixedTest, DotProducts) {
   for (int64_t k : {2, 3, 7, 8, 9, 15, 16, 17, 33, 100, 1025, 2053}) {
     const std::string text =
         absl::StrCat("matmul 1x", k, "x3 f32*bf16->f32 b=col");
-    EXPECT_TRUE(Matches(GetParam(), 1, text));
+    EXPECT_TRUE(TextMatchesReference(GetParam(), 1, text));
     absl::StatusOr<KernelPtr> kernel = Rt(GetParam(), 1).Get(text);
     ASSERT_TRUE(kernel.ok());
     dots += UsesKernel((*kernel)->impl(), KernelId::kDot);
