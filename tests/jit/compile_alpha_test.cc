@@ -18,7 +18,6 @@
 namespace amarena {
 namespace {
 
-using testing::KernelMatchesReference;
 using testing::Rt;
 using testing::TextMatchesReference;
 using testing::UsesKernel;
@@ -105,24 +104,11 @@ TEST_P(AlphaTest, RandomSpecsMatchTheReference) {
   const std::vector<std::string> texts =
       testing::RandomSpecTexts(testing::SweepCount(120), /*max_dim=*/150,
                                /*seed=*/4100 + static_cast<int>(isa));
-  int checked = 0, refused = 0;
-  for (size_t i = 0; i < texts.size(); i += testing::SweepStride()) {
-    const std::string text =
-        absl::StrCat(texts[i], " alpha=", i % 2 ? "0.75" : "-3");
-    const int threads = 1 + static_cast<int>(i % 2);
-    absl::StatusOr<KernelPtr> k = Rt(isa, threads).Get(text);
-    if (absl::IsUnimplemented(k.status())) {
-      EXPECT_TRUE(absl::StrContains(k.status().message(), "k-pair panels"))
-          << text << ": " << k.status();
-      ++refused;
-      continue;
-    }
-    ASSERT_TRUE(k.ok()) << text << ": " << k.status();
-    EXPECT_TRUE(KernelMatchesReference(*k, (*k)->spec(), /*seed=*/i))
-        << text << ", " << threads << " threads";
-    ++checked;
-  }
-  EXPECT_GT(checked, refused);
+  const testing::SweepCounts n = testing::CheckTextSweep(
+      isa, texts, [](const std::string& text, size_t i) {
+        return absl::StrCat(text, " alpha=", i % 2 ? "0.75" : "-3");
+      });
+  EXPECT_GT(n.checked, n.refused);
 }
 
 // alpha = 1 is the plain product: the same Spec, the same tree.

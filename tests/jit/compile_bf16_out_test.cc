@@ -125,20 +125,9 @@ TEST_P(Bf16OutTest, RandomSpecsMatchTheReference) {
     const std::vector<std::string> texts =
         testing::RandomSpecTexts(testing::SweepCount(60), /*max_dim=*/150,
                                  /*seed=*/4200 + static_cast<int>(isa), dtypes);
-    for (size_t i = 0; i < texts.size(); i += testing::SweepStride()) {
-      const int threads = 1 + static_cast<int>(i % 2);
-      absl::StatusOr<KernelPtr> k = Rt(isa, threads).Get(texts[i]);
-      if (absl::IsUnimplemented(k.status())) {
-        EXPECT_TRUE(absl::StrContains(k.status().message(), "k-pair panels"))
-            << texts[i] << ": " << k.status();
-        ++refused;
-        continue;
-      }
-      ASSERT_TRUE(k.ok()) << texts[i] << ": " << k.status();
-      EXPECT_TRUE(KernelMatchesReference(*k, (*k)->spec(), /*seed=*/i))
-          << texts[i] << ", " << threads << " threads";
-      ++checked;
-    }
+    const testing::SweepCounts n = testing::CheckTextSweep(isa, texts);
+    checked += n.checked;
+    refused += n.refused;
   }
   EXPECT_GT(checked, refused);
 }

@@ -36,23 +36,12 @@ TEST_P(MixedTest, RandomSpecsMatchTheReference) {
   const std::vector<std::string> texts = testing::RandomSpecTexts(
       testing::SweepCount(330), /*max_dim=*/200,
       /*seed=*/2300 + static_cast<int>(isa), "f32*bf16->f32");
-  int checked = 0, refused = 0;
-  for (size_t i = 0; i < texts.size(); i += testing::SweepStride()) {
-    std::string text = texts[i];
-    if (i % 4 == 0 && !absl::StrContains(text, " b=")) text += " b=any";
-    const int threads = 1 + static_cast<int>(i % 2);
-    absl::StatusOr<KernelPtr> k = Rt(isa, threads).Get(text);
-    if (absl::IsUnimplemented(k.status())) {
-      EXPECT_TRUE(absl::StrContains(k.status().message(), "k-pair panels"))
-          << text << ": " << k.status();
-      ++refused;
-      continue;
-    }
-    ASSERT_TRUE(k.ok()) << text << ": " << k.status();
-    EXPECT_TRUE(KernelMatchesReference(*k, (*k)->spec(), /*seed=*/i))
-        << text << ", " << threads << " threads";
-    ++checked;
-  }
+  const testing::SweepCounts n =
+      testing::CheckTextSweep(isa, texts, [](std::string text, size_t i) {
+        if (i % 4 == 0 && !absl::StrContains(text, " b=")) text += " b=any";
+        return text;
+      });
+  const int checked = n.checked, refused = n.refused;
   std::printf("%s: %d f32*bf16->f32 kernels checked, %d refused\n",
               std::string(Name(isa)).c_str(), checked, refused);
   EXPECT_GT(checked, refused);

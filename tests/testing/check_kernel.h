@@ -17,6 +17,7 @@
 #include "runtime/runtime.h"
 #include "tests/testing/guarded_operands.h"
 #include "tests/testing/isa_runtime.h"
+#include "tests/testing/random_specs.h"
 
 namespace amarena::testing {
 
@@ -142,14 +143,51 @@ inline ::testing::AssertionResult KernelMatchesReference(Runtime& rt,
 
 // One request (a Spec text; `b=any` allowed) with `threads` threads: the
 // kernel runs against the reference in the layout it was made for.
-inline ::testing::AssertionResult TextMatchesReference(
-    Isa isa, int threads, const std::string& text, uint64_t seed = 1) {
+inline ::testing::AssertionResult TextMatchesReference(Isa isa, int threads,
+                                                       const std::string& text,
+                                                       uint64_t seed = 1) {
   absl::StatusOr<KernelPtr> k = Rt(isa, threads).Get(text);
   if (!k.ok())
     return ::testing::AssertionFailure()
            << text << " (" << threads << " threads): " << k.status();
   return KernelMatchesReference(*k, (*k)->spec(), seed)
          << " (" << text << ", " << threads << " threads)";
+}
+
+// A sweep of user-level Spec texts: every SweepStride-th one (first passed
+// through `edit`, which may add options), alternately serial and on two
+// threads, made and checked against the reference. The only refusal
+// accepted is Unimplemented naming k-pair panels no kernel can read; any
+// other failure is a test failure.
+struct SweepCounts {
+  int checked = 0, refused = 0;
+};
+template <typename Edit>
+SweepCounts CheckTextSweep(Isa isa, const std::vector<std::string>& texts,
+                           Edit edit) {
+  SweepCounts n;
+  for (size_t i = 0; i < texts.size(); i += SweepStride()) {
+    const std::string text = edit(texts[i], i);
+    const int threads = 1 + static_cast<int>(i % 2);
+    absl::StatusOr<KernelPtr> k = Rt(isa, threads).Get(text);
+    if (absl::IsUnimplemented(k.status())) {
+      EXPECT_NE(k.status().message().find("k-pair panels"), std::string::npos)
+          << text << ": " << k.status();
+      ++n.refused;
+      continue;
+    }
+    EXPECT_TRUE(k.ok()) << text << ": " << k.status();
+    if (!k.ok()) continue;
+    EXPECT_TRUE(KernelMatchesReference(*k, (*k)->spec(), /*seed=*/i))
+        << text << ", " << threads << " threads";
+    ++n.checked;
+  }
+  return n;
+}
+inline SweepCounts CheckTextSweep(Isa isa,
+                                  const std::vector<std::string>& texts) {
+  return CheckTextSweep(isa, texts,
+                        [](const std::string& t, size_t) { return t; });
 }
 
 }  // namespace amarena::testing
