@@ -53,6 +53,34 @@ int64_t SideBySideRuns(const Spec& spec, const LoopInfo& loop,
   return 0;
 }
 
+// From DRAM, a plain row-major matrix cut into column strips is read as
+// runs: each row's piece of a strip, the next a pitch away, and the next
+// piece of that row only when the loop comes back to it (a whole strip
+// later). A loop along a GL operand's columns cuts it so when the operand has
+// more than Layout::kDenseRows rows (at most that many, the loop continues
+// the same few streams, each along its row: what a view of them is priced
+// as). Each iteration's tile pays, per line, CostParams::RunLine of its
+// row's bytes over the dense price its views were charged. A column-major B
+// is left to SideBySideRuns. A leading dimension changes nothing here, as
+// nowhere in the model: every tile is priced as a view of a larger matrix
+// (its Spec is shared with the dense problem's, core/spec.h WithoutLds).
+int64_t CutRows(const Spec& parent, const Spec& child, Dim dim,
+                const Target& t) {
+  int64_t extra = 0;
+  const int64_t dense = t.cost.Line(Level::kGL, true);
+  for (int i = 0; i < parent.NumOperands(); ++i) {
+    const TensorSpec op = parent.Operand(i);
+    const Layout& l = op.layout();
+    if (op.aux.level != Level::kGL || l.packed() || !l.row_major()) continue;
+    if (OperandAxis(parent, i, dim) != Axis::kCols ||
+        op.rows <= Layout::kDenseRows)
+      continue;
+    const TensorSpec tile = child.Operand(i);
+    extra += tile.Lines() * (t.cost.RunLine(tile.RunBytes()) - dense);
+  }
+  return extra;
+}
+
 // Code size. A loop's remainder is code emitted a second time beside its
 // body, and chains of them (a 16-row copy split 12 + 4, 12 split 8 + 4, ...)
 // unroll a whole tile into straight-line code that a counted loop runs from
@@ -138,20 +166,23 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
   switch (e.type) {
     case NodeType::kLoop: {
       const LoopInfo& loop = e.loop;
+      // Each iteration as its child costs it, and the runs it reads.
+      int64_t body[2] = {0, 0};
+      for (size_t i = 0; i < children.size(); ++i)
+        body[i] = children[i].main +
+                  CutRows(spec, e.children[i], loop.dim, t);
       if (loop.parallel) {
         // Full tiles spread over the workers, the remainder tile alongside.
         int64_t tasks = loop.full_iters + (children.size() == 2 ? 1 : 0);
         int64_t rounds = (tasks + t.workers - 1) / t.workers;
-        int64_t slowest = children[0].main;
-        if (children.size() == 2) slowest = std::max(slowest, children[1].main);
+        int64_t slowest = std::max(body[0], body[1]);
         c.main = rounds * slowest + t.cost.parallel_setup;
         break;
       }
       int64_t back_edge = loop.unrolled         ? 0
                           : loop.counter_in_reg ? t.cost.loop_iteration
                                                 : t.cost.loop_iteration_stack;
-      c.main = loop.full_iters * (children[0].main + back_edge);
-      if (children.size() == 2) c.main += children[1].main;
+      c.main = loop.full_iters * (body[0] + back_edge) + body[1];
       c.main += SideBySideRuns(spec, loop, t);
       c.main += RemainderCode(spec, e, t);
       if (loop.counter_in_reg) {
@@ -176,11 +207,8 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
       if (e.alloc.kind == AllocKind::kBuffer) {
         c.peak.gpr += 1;
       } else {
-        Level from = spec.aux[e.alloc.operand].level;
+        const Level from = spec.aux[e.alloc.operand].level;
         bool dense = moved.Dense();
-        if (from == Level::kGL && !moved.layout().packed() &&
-            moved.RunBytes() < t.cost.dram_run_bytes)
-          dense = false;
         // However its inner loops then walk it, a view of more than
         // dram_streams panels is read side by side (below).
         if (from == Level::kGL && moved.Panels() > t.cost.dram_streams)
@@ -191,7 +219,11 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
         if (from == Level::kGL && dense && moved.Panels() >= 2 &&
             !moved.AdjacentPanels())
           line = t.cost.line_gl_far_panels;
-        c.main += moved.Lines() * line;
+        // An output's lines travel both ways: read (an accumulating matmul
+        // adds to them; a zero or a first k block writes whole lines, which
+        // the cache still fetches) and written back.
+        const int ways = e.alloc.operand == spec.OutputIndex() ? 2 : 1;
+        c.main += ways * moved.Lines() * line;
       }
       break;
     }
@@ -255,12 +287,9 @@ int64_t LowerBound(const Spec& spec, const Target& t) {
     TensorSpec op = spec.Operand(i);
     // Kernels read and write L1 and registers only, so every element of the
     // operand is viewed at least once; views of parts of it touch at least
-    // its own Lines() in all (each row of each part starts a line).
-    // Every view of a part of a plain GL operand whose rows are short has
-    // rows at least as short: all of them are priced strided.
-    const bool dense = l != Level::kGL || op.layout().packed() ||
-                       op.RunBytes() >= t.cost.dram_run_bytes;
-    int64_t line = t.cost.Line(l, dense);
+    // its own Lines() in all (each row of each part starts a line), at no
+    // less than the dense price (runs, CutRows, only add to it).
+    int64_t line = t.cost.Line(l, true);
     // Panels in sections may be read two at a time, sections apart.
     if (l == Level::kGL && op.layout().in_sections())
       line = std::min(line, t.cost.line_gl_far_panels);

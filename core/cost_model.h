@@ -8,11 +8,14 @@
 //            when the counter is in a stack slot); a serial loop that does
 //            not move a register tile also pays for its remainder's code
 //            (RemainderCode); parallel: ceil(tasks / workers) * the slower
-//            of body and remainder + parallel_setup
+//            of body and remainder + parallel_setup. Body and remainder
+//            each pay for the DRAM runs their tile is read as when the loop
+//            cuts a plain GL operand into column strips (CutRows), and a
+//            loop along k pays for B's panels or columns read side by side
+//            (SideBySideRuns)
 //   Block  : sum of children
-//   Alloc  : view: lines * price(source level, dense or strided; from GL a
-//            plain tile with rows shorter than dram_run_bytes is strided)
-//            + body;
+//   Alloc  : view: lines * price(source level, dense or strided), twice
+//            for the output (read and written back) + body;
 //            buffer and register tile: sum of children (the copies are
 //            Move children with their own cost)
 //   Kernel : the kernel's own cost (core/kernels.h)

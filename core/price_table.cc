@@ -30,6 +30,10 @@ template <int kLevel>
 int64_t& Strided(CostParams& c) {
   return c.line_strided[kLevel];
 }
+template <int kStep>
+int64_t& Run(CostParams& c) {
+  return c.line_gl_run[kStep];
+}
 constexpr int kGL = static_cast<int>(Level::kGL);
 constexpr int kL3 = static_cast<int>(Level::kL3);
 constexpr int kL2 = static_cast<int>(Level::kL2);
@@ -57,7 +61,18 @@ const PriceField kPriceFields[] = {
      [](CostParams& c) -> int64_t& { return c.line_gl_adjacent_panels; }},
     {"line_gl_far_panels",
      [](CostParams& c) -> int64_t& { return c.line_gl_far_panels; }},
+    {"line_gl_run_64", Run<0>},
+    {"line_gl_run_128", Run<1>},
+    {"line_gl_run_256", Run<2>},
+    {"line_gl_run_512", Run<3>},
+    {"line_gl_run_1024", Run<4>},
+    {"line_gl_run_2048", Run<5>},
+    {"line_gl_run_4096", Run<6>},
+    {"line_gl_run_8192", Run<7>},
+    {"line_gl_run_16384", Run<8>},
 };
+static_assert(CostParams::kDramRunSteps == 9,
+              "one line_gl_run_* field per measured run length");
 
 // The identity's fields: strings, then integers.
 struct StringField {
@@ -390,6 +405,11 @@ CostParams ClampPrices(CostParams c) {
                  c.line_strided[kGL]);
   c.line_gl_far_panels = std::clamp(c.line_gl_far_panels, c.line_dense[kL3],
                                     c.line_strided[kGL]);
+  // Runs: never cheaper than the dense price, and a longer run never
+  // dearer than a shorter one (from the longest down).
+  int64_t longer = c.line_dense[kGL];
+  for (int i = CostParams::kDramRunSteps - 1; i >= 0; --i)
+    longer = c.line_gl_run[i] = std::max(c.line_gl_run[i], longer);
   c.dram_run_bytes = std::max<int64_t>(c.dram_run_bytes, kLineBytes);
   c.dram_streams = std::max<int64_t>(c.dram_streams, 1);
   return c;

@@ -79,6 +79,8 @@ std::string PricesHash(const CostParams& c);
 //   strided >= dense at every level;
 //   dense GL <= line_gl_adjacent_panels <= strided GL;
 //   dense L3 <= line_gl_far_panels <= strided GL;
+//   dense GL <= line_gl_run at each run length, and no longer run dearer
+//   than a shorter one;
 //   dram_run_bytes >= 64 (one line), dram_streams >= 1, parallel_setup >= 0.
 CostParams ClampPrices(CostParams c);
 

@@ -1,9 +1,27 @@
 #include "core/target.h"
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "core/price_table.h"
 
 namespace amarena {
+
+int64_t CostParams::RunLine(int64_t bytes) const {
+  const int64_t dense = line_dense[static_cast<int>(Level::kGL)];
+  if (bytes <= kDramRunBytes[0]) return line_gl_run[0];
+  if (bytes >= kDramRowBytes) return dense;
+  // Between the measured lengths around `bytes` (the whole row: dense),
+  // linear in log2 of the length.
+  int i = 1;
+  while (i < kDramRunSteps && kDramRunBytes[i] < bytes) ++i;
+  const int64_t r0 = kDramRunBytes[i - 1], p0 = line_gl_run[i - 1];
+  const int64_t r1 = i < kDramRunSteps ? kDramRunBytes[i] : kDramRowBytes;
+  const int64_t p1 = i < kDramRunSteps ? line_gl_run[i] : dense;
+  const double f = std::log2(static_cast<double>(bytes) / r0) /
+                   std::log2(static_cast<double>(r1) / r0);
+  return p0 + std::llround(f * static_cast<double>(p1 - p0));
+}
 
 absl::string_view Name(Isa isa) {
   return isa == Isa::kAvx2 ? "avx2" : "avx512";

@@ -52,16 +52,11 @@ struct CostParams {
   // panel, whose lines share one L1 set).
   std::array<int64_t, kNumLevels> line_dense = {42, 15, 6, 0, 0};
   std::array<int64_t, kNumLevels> line_strided = {94, 67, 55, 0, 0};
-  // From DRAM only long runs stream: a plain tile whose rows are shorter than
-  // this many bytes is priced strided, however few its rows. Each short row
-  // opens a new stream the prefetchers must find again (a loop over such
-  // tiles walks rows a pitch apart). A calibration run reads a 64 MiB
-  // matrix as runs of R bytes at a 32 KiB pitch, row after row; one run on
-  // the host, as % of reading it sequentially: 15 % at 64 B, 23 % at 128 B,
-  // 41 % at 256 B, 45 % at 512 B, 51 % at 1 KiB, 53 % at 2 KiB, 52 % at
-  // 4 KiB. Below 1 KiB a line costs 2-3x a sequential one (the strided
-  // price is 2.2x the dense); from 1 KiB on, longer runs gain little, but
-  // only whole rows (or packed panels) reach the sequential rate.
+  // From DRAM, a packed B stepped along k by pieces of each panel shorter
+  // than this many bytes, over more than dram_streams panels, loses the
+  // prefetchers' streams (core/cost_model.cc, SideBySideRuns). `amarena
+  // calibrate` sets it where runs of R bytes at a 32 KiB pitch reach about
+  // half the sequential rate (or 90 % of their plateau, if lower).
   int64_t dram_run_bytes = 1024;
   // A loop along k over a packed B in DRAM whose rows span more than this
   // many panels, stepping each by a short run, reads the panels side by side,
@@ -82,12 +77,32 @@ struct CostParams {
   // in proportion to the dense line.
   int64_t line_gl_adjacent_panels = 44;
   int64_t line_gl_far_panels = 40;
+  // From DRAM, a plain matrix cut into column strips taller than a few rows
+  // (Layout::kDenseRows) is read as runs: each row's piece of the strip, the
+  // next one a pitch away (core/cost_model.cc, CutRows). The price of a line
+  // read as part of runs of kDramRunBytes[i] bytes, from `amarena
+  // calibrate`'s runs at a 32 KiB pitch (each as the sequential price times
+  // the sequential rate over the run's rate); runs of a whole 32 KiB row or
+  // more are the dense price, and lengths between two measured ones are
+  // interpolated in log2 (RunLine). On the Zen 5 host the runs from 64 B to
+  // 4 KiB streamed at 15, 23, 41, 45, 51, 53 and 52 % of the sequential
+  // rate; 8 and 16 KiB were not measured there and are interpolated between
+  // 4 KiB and the whole row.
+  static constexpr int kDramRunSteps = 9;
+  static constexpr std::array<int64_t, kDramRunSteps> kDramRunBytes = {
+      64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384};
+  static constexpr int64_t kDramRowBytes = 32768;
+  std::array<int64_t, kDramRunSteps> line_gl_run = {280, 183, 102, 93, 82,
+                                                    79,  79,  62,  50};
 
   int64_t Line(Level from, bool dense) const {
     return (dense ? line_dense : line_strided)[static_cast<int>(from)];
   }
+  // The price of a line from DRAM read as runs of `bytes` (>= 1): the
+  // shortest run's price below 64 B, the dense price from kDramRowBytes on.
+  int64_t RunLine(int64_t bytes) const;
 };
-inline constexpr int kCostModelVersion = 10;
+inline constexpr int kCostModelVersion = 11;
 // Versions what the generator makes of a tree (the search space, the JIT):
 // part of every cache key and of the on-disk database's identity.
 inline constexpr int kGeneratorVersion = 5;

@@ -435,7 +435,7 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   const double seq_ns = pass_ns(pitch);
   c.dram_sequential_gbps =
       static_cast<double>(rows * pitch * sizeof(float)) / seq_ns;
-  for (int64_t bytes = 64; bytes <= 4096; bytes *= 2)
+  for (int64_t bytes : CostParams::kDramRunBytes)
     c.dram_runs.emplace_back(
         bytes, 100 * seq_ns / pass_ns(static_cast<size_t>(bytes) /
                                       sizeof(float)));
@@ -457,6 +457,11 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   m.line_strided[l3i] = Units(c.levels[2].strided_cycles);
   m.line_strided[l2i] = Units(c.levels[1].strided_cycles);
   m.dram_run_bytes = c.dram_run_bytes;
+  // Each run length's line: the sequential line over the run's share of the
+  // sequential rate (ClampPrices then orders them).
+  for (int i = 0; i < CostParams::kDramRunSteps; ++i)
+    m.line_gl_run[i] = std::llround(static_cast<double>(m.line_dense[gl]) *
+                                    100 / std::max(1.0, c.dram_runs[i].second));
   // Panels side by side were measured only on the Zen 5 host, as ratios to
   // its dense GL price (core/target.h); kept in proportion here.
   const CostParams zen5;

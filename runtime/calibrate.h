@@ -62,7 +62,7 @@ struct Calibration {
   // in R) reaches 50, or 90 % of the best percentage if that is lower;
   // interpolated in log2 R, a multiple of 64 (runtime/calibrate.cc,
   // HalfRateRun).
-  int64_t dram_row_bytes = 32 << 10;
+  int64_t dram_row_bytes = CostParams::kDramRowBytes;
   double dram_sequential_gbps = 0;
   std::vector<std::pair<int64_t, double>> dram_runs;  // (R, % of sequential)
   int64_t dram_run_bytes = 0;

@@ -5,9 +5,10 @@
 //
 // view: View an operand in a faster cache level.
 // Applies to: any memory operand (GL, L3, L2) of any Spec, towards L2 or L1
-//   when its lines fit the budget there: L2 only for inputs too big for L1
-//   (Target::WorthPlacing; an output tile is read and written once per pass
-//   over k, so it goes straight to L1). L3 holds packing buffers only: views
+//   when its lines fit the budget there: L2 only for operands too big for L1
+//   (Target::WorthPlacing; an output too: a C that a loop along k reads and
+//   writes block after block, like a vector-matrix product's y, stays in L2
+//   between the blocks). L3 holds packing buffers only: views
 //   into L3 never changed the modelled cost of the trees (1024^3:
 //   identical) and doubled the search time.
 //   Same layout. Above a batch loop (b > 1), only an input the batch shares
@@ -116,7 +117,6 @@ void ViewOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
     for (Level to : kCacheLevels) {
       if (!Faster(to, from.level) || !t.WorthPlacing(to, lines)) continue;
       if (to == Level::kL3) continue;
-      if (to != Level::kL1 && i == s.OutputIndex()) continue;
       TensorAux aux = from;
       aux.level = to;
       // The view's pitch is its parent's (WithoutLds).

@@ -134,6 +134,10 @@ void ExpectOrdered(const CostParams& c) {
   EXPECT_GE(c.loop_iteration_stack, c.loop_iteration);
   EXPECT_GE(c.dram_run_bytes, kLineBytes);
   EXPECT_GE(c.dram_streams, 1);
+  for (int i = 0; i < CostParams::kDramRunSteps; ++i) {
+    EXPECT_GE(c.line_gl_run[i], c.line_dense[kGL]);
+    if (i > 0) EXPECT_LE(c.line_gl_run[i], c.line_gl_run[i - 1]);
+  }
 }
 
 TEST(PriceTableTest, ClampRestoresTheOrdersAndKeepsOrderedTables) {
@@ -151,6 +155,8 @@ TEST(PriceTableTest, ClampRestoresTheOrdersAndKeepsOrderedTables) {
   broken.line_gl_far_panels = 0;
   broken.dram_run_bytes = 0;
   broken.dram_streams = 0;
+  // Below dense, and a longer run dearer than a shorter one.
+  broken.line_gl_run = {50, 10, 60, 40, 40, 40, 40, 40, 5};
   CostParams c = ClampPrices(broken);
   ExpectOrdered(c);
   // Raised, never lowered: each price is the least that keeps the orders.
@@ -160,6 +166,13 @@ TEST(PriceTableTest, ClampRestoresTheOrdersAndKeepsOrderedTables) {
   EXPECT_EQ(c.line_strided[kL2], 30);
   EXPECT_EQ(c.line_gl_adjacent_panels, c.line_strided[kGL]);
   EXPECT_EQ(c.fma, 1);
+  // From the longest run down: each the least of dense GL and the price of
+  // any longer run that keeps the order.
+  EXPECT_EQ(c.line_gl_run[8], 30);
+  EXPECT_EQ(c.line_gl_run[3], 40);
+  EXPECT_EQ(c.line_gl_run[2], 60);
+  EXPECT_EQ(c.line_gl_run[1], 60);
+  EXPECT_EQ(c.line_gl_run[0], 60);
 }
 
 PriceTable Synthetic(std::string label, std::string vendor, int family,
@@ -236,6 +249,7 @@ TEST(PriceTableTest, FingerprintChangesWithEveryPrice) {
   changed([](CostParams& c) { c.line_dense[kGL] += 1; });
   changed([](CostParams& c) { c.line_strided[kL2] += 1; });
   changed([](CostParams& c) { c.dram_run_bytes += 64; });
+  changed([](CostParams& c) { c.line_gl_run[4] += 1; });
   changed([](CostParams& c) { c.line_gl_far_panels += 1; });
   // Every shipped table has its own.
   for (const PriceTable& t : ShippedPriceTables()) {
@@ -250,7 +264,7 @@ TEST(PriceTableTest, FingerprintChangesWithEveryPrice) {
 TEST(PriceTableTest, HashIsFixedAcrossBuilds) {
   // FNV-1a of the text: the same in every process, so stored results stay
   // found. A change here means every stored result is searched again.
-  EXPECT_EQ(PricesHash(CostParams{}), "4e1fb291");
+  EXPECT_EQ(PricesHash(CostParams{}), "4bd052c7");
   EXPECT_THAT(CostParamsText(CostParams{}),
               HasSubstr("fma=3 load=3 store=3 loop_iteration=2"));
 }

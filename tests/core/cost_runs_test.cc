@@ -1,0 +1,102 @@
+// DRAM runs in the cost model (core/cost_model.cc, CutRows; CostParams::
+// RunLine): the price of a line read as part of runs of a given length, which
+// loops pay for their runs, and the tree it leads a vector-matrix product to
+// (B read by whole rows under a y held in L2, not in narrow strips down k).
+#include "core/cost_model.h"
+#include "core/price_table.h"
+#include "core/spec_text.h"
+#include "gtest/gtest.h"
+#include "search/rewrites/registry.h"
+#include "search/search.h"
+#include "tests/testing/impl_walk.h"
+
+namespace amarena {
+namespace {
+
+constexpr int kGL = static_cast<int>(Level::kGL);
+
+// The Zen 4 host's table: the one whose calibration these rules came from.
+Target Zen4Avx2() {
+  Target t = Target::Avx2({.l1d = 32 << 10, .l2 = 1 << 20, .l3 = 16 << 20});
+  const PriceTable* zen4 = FindShipped("zen4-epyc-vm");
+  EXPECT_NE(zen4, nullptr);
+  if (zen4 != nullptr) t.cost = zen4->cost;
+  return t;
+}
+
+TEST(CostRunsTest, RunLineFollowsTheMeasuredRunsToTheDensePrice) {
+  for (const PriceTable& table : ShippedPriceTables()) {
+    const CostParams& c = table.cost;
+    for (int i = 0; i < CostParams::kDramRunSteps; ++i)
+      EXPECT_EQ(c.RunLine(CostParams::kDramRunBytes[i]), c.line_gl_run[i])
+          << table.label;
+    EXPECT_EQ(c.RunLine(1), c.line_gl_run[0]);
+    EXPECT_EQ(c.RunLine(CostParams::kDramRowBytes), c.line_dense[kGL]);
+    EXPECT_EQ(c.RunLine(int64_t{1} << 30), c.line_dense[kGL]);
+    // Never cheaper than dense, never dearer for a longer run.
+    int64_t last = c.RunLine(1);
+    for (int64_t bytes = 1; bytes <= 70000; bytes += 37) {
+      const int64_t p = c.RunLine(bytes);
+      EXPECT_GE(p, c.line_dense[kGL]) << bytes;
+      EXPECT_LE(p, last) << bytes;
+      last = p;
+    }
+  }
+}
+
+// The cost a loop adds on top of its children (all free here): back-edges
+// and, for a loop that cuts tall rows of a GL operand, their runs.
+int64_t LoopOnly(const Spec& s, const Target& t, absl::string_view action) {
+  for (const Candidate& c : EnumerateCandidates(s, t)) {
+    if (Describe(c.action) != action) continue;
+    std::vector<Cost> free(c.expansion.children.size());
+    return ComposeCost(s, c.expansion, free, t).main;
+  }
+  ADD_FAILURE() << "no candidate '" << action << "' for " << PrintSpec(s);
+  return -1;
+}
+
+TEST(CostRunsTest, ALoopThatCutsTallRowsPaysForTheirRuns) {
+  const Target t = Zen4Avx2();
+  const int64_t dense = t.cost.Line(Level::kGL, true);
+  // Strips of 64 columns of a 2048-row B: runs of 256 bytes.
+  const Spec tall = t.Bind(*ParseSpec("matmul 1x2048x16384 f32"));
+  // Along the rows of 8 rows: the same eight streams go on.
+  const Spec flat = t.Bind(*ParseSpec("matmul 1x8x16384 f32"));
+  const int64_t iters = 16384 / 64;
+  const int64_t back_edges = LoopOnly(flat, t, "tile n 64");
+  EXPECT_EQ(back_edges, iters * t.cost.loop_iteration);
+  const int64_t strip_lines = TensorSpec{2048, 64, tall.aux[1]}.Lines();
+  EXPECT_EQ(LoopOnly(tall, t, "tile n 64") - back_edges,
+            iters * strip_lines * (t.cost.RunLine(256) - dense));
+  // Strips of whole 32 KiB rows stream: nothing more.
+  EXPECT_EQ(LoopOnly(tall, t, "tile n 8192"), 2 * t.cost.loop_iteration);
+  // Along k, B's rows stay whole.
+  const Spec accum = t.Bind(*ParseSpec("matmul 1x2048x16384 f32 accum"));
+  EXPECT_EQ(LoopOnly(accum, t, "split k 8"), 256 * t.cost.loop_iteration);
+}
+
+TEST(CostRunsTest, AVectorMatrixProductReadsWholeRowsUnderAYInL2) {
+  const Target t = Zen4Avx2();
+  const Spec root = t.Bind(*ParseSpec("matmul 1x2048x16384 f32"));
+  bool y_in_l2 = false;
+  for (const Candidate& c : EnumerateCandidates(root, t))
+    y_in_l2 |= Describe(c.action) == "view 2 l2";
+  EXPECT_TRUE(y_in_l2);
+
+  Searcher searcher(t);
+  absl::StatusOr<ImplPtr> best = searcher.Solve(root);
+  ASSERT_TRUE(best.ok()) << best.status();
+  int cuts = 0;
+  testing::ForEachNode(**best, [&](const ImplNode& n) {
+    if (n.how.type != NodeType::kLoop || n.how.loop.dim != Dim::kN) return;
+    const TensorSpec b = n.spec.Operand(1);
+    if (b.aux.level != Level::kGL || b.rows <= Layout::kDenseRows) return;
+    const TensorSpec strip = n.children[0]->spec.Operand(1);
+    cuts += strip.RunBytes() < CostParams::kDramRowBytes;
+  });
+  EXPECT_EQ(cuts, 0) << PrintImpl(**best);
+}
+
+}  // namespace
+}  // namespace amarena
