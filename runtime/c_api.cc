@@ -17,6 +17,7 @@
 #include "core/reference.h"
 #include "core/spec_text.h"
 #include "runtime/host.h"
+#include "runtime/search_db.h"
 #include "runtime/runtime.h"
 
 struct amarena_runtime {
@@ -171,8 +172,17 @@ amarena_status CreateRuntime(const char* fn,
     if (!env.ok()) return FromStatus(env.status());
     max_isa = *env;
   }
+  amarena::Logger log = amarena::DefaultLogger();
+  if (o.verbosity >= 0) log.verbosity = o.verbosity;
+  log.sink = o.log;
+  log.ctx = o.log_ctx;
+  // The prices stored for this CPU in the runtime's own database, else the
+  // shipped table for it (runtime/prices.h).
+  const std::string db_path = o.db == nullptr       ? amarena::DefaultDbPath()
+                              : absl::string_view(o.db) == "off" ? ""
+                                                                  : o.db;
   absl::StatusOr<amarena::Target> target =
-      amarena::TargetFor(amarena::DetectCpu(), max_isa);
+      amarena::HostTargetFor(amarena::DetectCpu(), max_isa, db_path, log);
   if (!target.ok()) return FromStatus(target.status());
   if (o.threads > 0) {
     target->workers = o.threads;
@@ -183,10 +193,6 @@ amarena_status CreateRuntime(const char* fn,
   }
   amarena::RuntimeOptions ro;
   if (o.db != nullptr) ro.db = o.db;
-  amarena::Logger log = amarena::DefaultLogger();
-  if (o.verbosity >= 0) log.verbosity = o.verbosity;
-  log.sink = o.log;
-  log.ctx = o.log_ctx;
   ro.log = log;
   ro.parallel = {.parallel_for = o.parallel_for, .ctx = o.parallel_for_ctx};
   *out = new amarena_runtime{

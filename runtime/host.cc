@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "runtime/prices.h"
+#include "runtime/search_db.h"
 
 namespace amarena {
 
@@ -58,12 +59,21 @@ absl::StatusOr<int> ThreadsFromEnv() {
 }
 
 absl::StatusOr<Target> HostTargetFor(const CpuFeatures& cpu,
-                                     std::optional<Isa> max_isa) {
+                                     std::optional<Isa> max_isa,
+                                     const std::string& db_path,
+                                     const Logger& log) {
   AMARENA_ASSIGN_OR_RETURN(Target t, TargetFor(cpu, max_isa));
   // The prices: stored, shipped or forced (runtime/prices.h); never measured.
-  AMARENA_ASSIGN_OR_RETURN(ChosenPrices prices, HostPrices());
+  AMARENA_ASSIGN_OR_RETURN(ChosenPrices prices, HostPrices(db_path));
+  if (!prices.unusable_stored.empty())
+    log.Log(LogLevel::kWarning, prices.unusable_stored);
   t.cost = prices.table.cost;
   return t;
+}
+
+absl::StatusOr<Target> HostTargetFor(const CpuFeatures& cpu,
+                                     std::optional<Isa> max_isa) {
+  return HostTargetFor(cpu, max_isa, DefaultDbPath(), DefaultLogger());
 }
 
 absl::StatusOr<Target> HostTarget() {

@@ -8,8 +8,10 @@
 #define AMARENA_RUNTIME_HOST_H_
 
 #include <optional>
+#include <string>
 
 #include "absl/status/statusor.h"
+#include "core/log.h"
 #include "core/target.h"
 #include "jit/cpu_features.h"
 
@@ -27,9 +29,16 @@ absl::StatusOr<std::optional<Isa>> MaxIsaFromEnv();
 // positive integer; anything else is InvalidArgument naming the value.
 absl::StatusOr<int> ThreadsFromEnv();
 
-// TargetFor(cpu, max_isa) with the prices HostPrices() picks for this host:
-// what benchmarks and tools that choose their own ISA cap and thread count
-// build their runtimes with, so they run what a user's process would.
+// TargetFor(cpu, max_isa) with the prices HostPrices(db_path) picks for
+// this host: what runtimes made through the C API, benchmarks and tools that
+// choose their own ISA cap and thread count build their targets with, so
+// they run what a user's process would. A stored table passed over is a
+// warning on `log`.
+absl::StatusOr<Target> HostTargetFor(const CpuFeatures& cpu,
+                                     std::optional<Isa> max_isa,
+                                     const std::string& db_path,
+                                     const Logger& log);
+// The same at DefaultDbPath(), warnings on DefaultLogger().
 absl::StatusOr<Target> HostTargetFor(const CpuFeatures& cpu,
                                      std::optional<Isa> max_isa);
 

@@ -3,7 +3,6 @@
 #include <sqlite3.h>
 
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <memory>
 
@@ -79,7 +78,8 @@ std::string ChosenPrices::Describe() const {
 }
 
 std::optional<PriceTable> LoadStoredPrices(const std::string& db_path,
-                                           const CpuIdentity& cpu) {
+                                           const CpuIdentity& cpu,
+                                           std::string* unusable) {
   if (db_path.empty()) return std::nullopt;
   // Only a file that is there and SQLite's: opening never creates one.
   if (ProbePath(db_path).kind != PathProbe::kSqlite) return std::nullopt;
@@ -101,12 +101,12 @@ std::optional<PriceTable> LoadStoredPrices(const std::string& db_path,
   q.Done();
   absl::StatusOr<PriceTable> t = PricesFromText(text);
   if (!t.ok() || !(t->cpu == cpu)) {
-    std::fprintf(stderr,
-                 "amarena: warning: the prices stored in search database %s "
-                 "for this CPU cannot be used (%s); run amarena calibrate\n",
-                 db_path.c_str(),
-                 t.ok() ? "they name another CPU"
-                        : std::string(t.status().message()).c_str());
+    if (unusable != nullptr)
+      *unusable = absl::StrCat(
+          "the prices stored in search database ", db_path,
+          " for this CPU cannot be used (",
+          t.ok() ? "they name another CPU" : t.status().message(),
+          "); run amarena calibrate");
     return std::nullopt;
   }
   t->cost = ClampPrices(t->cost);
@@ -151,12 +151,17 @@ absl::StatusOr<ChosenPrices> ChoosePrices(const CpuIdentity& cpu,
     if (forced == "default") {
       p.table = ShippedPriceTables().front();
     } else if (forced == "host") {
-      std::optional<PriceTable> stored = LoadStoredPrices(db_path, cpu);
+      std::string why;
+      std::optional<PriceTable> stored = LoadStoredPrices(db_path, cpu, &why);
       if (!stored)
-        return absl::FailedPreconditionError(absl::StrCat(
-            "AMARENA_PRICES is 'host', but no prices are stored for this CPU (",
-            cpu.Describe(), ") in search database '",
-            db_path.empty() ? "off" : db_path, "'; run amarena calibrate"));
+        return absl::FailedPreconditionError(
+            !why.empty()
+                ? absl::StrCat("AMARENA_PRICES is 'host', but ", why)
+                : absl::StrCat("AMARENA_PRICES is 'host', but no prices are "
+                               "stored for this CPU (",
+                               cpu.Describe(), ") in search database '",
+                               db_path.empty() ? "off" : db_path,
+                               "'; run amarena calibrate"));
       p.table = *std::move(stored);
     } else if (const PriceTable* t = FindShipped(forced)) {
       p.table = *t;
@@ -168,7 +173,8 @@ absl::StatusOr<ChosenPrices> ChoosePrices(const CpuIdentity& cpu,
     }
     return p;
   }
-  if (std::optional<PriceTable> stored = LoadStoredPrices(db_path, cpu)) {
+  if (std::optional<PriceTable> stored =
+          LoadStoredPrices(db_path, cpu, &p.unusable_stored)) {
     p.table = *std::move(stored);
     p.source = ChosenPrices::Source::kStored;
     return p;
@@ -180,10 +186,12 @@ absl::StatusOr<ChosenPrices> ChoosePrices(const CpuIdentity& cpu,
   return p;
 }
 
-absl::StatusOr<ChosenPrices> HostPrices() {
+absl::StatusOr<ChosenPrices> HostPrices(const std::string& db_path) {
   const char* forced = std::getenv("AMARENA_PRICES");
-  return ChoosePrices(IdentityOf(DetectCpu()), DefaultDbPath(),
+  return ChoosePrices(IdentityOf(DetectCpu()), db_path,
                       forced == nullptr ? "" : forced);
 }
+
+absl::StatusOr<ChosenPrices> HostPrices() { return HostPrices(DefaultDbPath()); }
 
 }  // namespace amarena

@@ -35,6 +35,9 @@ struct ChosenPrices {
   // "nearest shipped table zen5-epyc-vm (...); run amarena calibrate",
   // "AMARENA_PRICES=default: zen5-epyc-vm".
   std::string Describe() const;
+  // Why a table stored for this CPU was passed over ("" when none was): the
+  // caller logs it (a warning: run amarena calibrate).
+  std::string unusable_stored;
   // "stored", "shipped", "nearest" or "forced".
   absl::string_view SourceName() const;
 };
@@ -46,16 +49,19 @@ struct ChosenPrices {
 absl::StatusOr<ChosenPrices> ChoosePrices(const CpuIdentity& cpu,
                                           const std::string& db_path,
                                           absl::string_view forced);
-// ChoosePrices(IdentityOf(DetectCpu()), DefaultDbPath(), AMARENA_PRICES).
-absl::StatusOr<ChosenPrices> HostPrices();
+// ChoosePrices(IdentityOf(DetectCpu()), db_path, AMARENA_PRICES).
+absl::StatusOr<ChosenPrices> HostPrices(const std::string& db_path);
+absl::StatusOr<ChosenPrices> HostPrices();  // at DefaultDbPath()
 
 // The table stored for `cpu` in the database at `db_path`, read without
 // creating, changing or setting aside anything: nullopt when there is no
 // file, no table for this CPU, or the file is not a current amarena
 // database (the runtime's SearchDb deals with those). A stored table that
-// does not parse is nullopt too, with a warning on stderr.
+// does not parse (one written by an amarena whose prices had other fields)
+// is nullopt too, and `unusable` (if given) says why.
 std::optional<PriceTable> LoadStoredPrices(const std::string& db_path,
-                                           const CpuIdentity& cpu);
+                                           const CpuIdentity& cpu,
+                                           std::string* unusable = nullptr);
 // Stores `table` (clamped: ClampPrices) for table.cpu, replacing any stored
 // for the same identity; creates the database if needed. Errors name the
 // path and the problem.

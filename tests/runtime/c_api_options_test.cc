@@ -2,6 +2,7 @@
 // task of a kernel's parallel loop and of weight packing, and the results are
 // right; a log callback gets the messages and nothing reaches stderr; the
 // database path and the ISA cap are honoured; bad options are named.
+#include <sqlite3.h>
 #include <sys/stat.h>
 
 #include <atomic>
@@ -15,6 +16,8 @@
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
 #include "amarena/amarena.h"
+#include "jit/cpu_features.h"
+#include "runtime/prices.h"
 #include "tests/testing/temp_dir.h"
 
 namespace amarena {
@@ -154,6 +157,40 @@ TEST_F(OptionsTest, ALogCallbackGetsTheMessagesAndStderrNothing) {
       EXPECT_TRUE(m.got.empty());
     }
   }
+}
+
+// The runtime takes its prices from its own database: a table stored there
+// for this CPU that cannot be read (written by an amarena whose prices had
+// other fields) is passed over with a warning to the log callback, not to
+// stderr, and the runtime still makes kernels with a shipped table.
+TEST_F(OptionsTest, AnUnusableStoredPriceTableIsAWarningToTheLog) {
+  TempDir dir;
+  const std::string db = dir.path() + "/amarena.db";
+  PriceTable t = *NearestShipped(IdentityOf(DetectCpu())).table;
+  t.cpu = IdentityOf(DetectCpu());
+  ASSERT_TRUE(StorePrices(db, t).ok());
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(h, "UPDATE prices SET prices = 'fma 3'", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(h);
+  Messages m;
+  amarena_runtime_options o = Defaults();
+  o.db = db.c_str();
+  o.log = Messages::Log;
+  o.log_ctx = &m;
+  ::testing::internal::CaptureStderr();
+  amarena_runtime* rt = nullptr;
+  ASSERT_EQ(amarena_runtime_create_with_options(&o, &rt), AMARENA_OK)
+      << amarena_last_error();
+  amarena_kernel* k = nullptr;
+  EXPECT_EQ(amarena_kernel_get(rt, "matmul 8x8x8 f32", &k), AMARENA_OK);
+  EXPECT_TRUE(RunsCorrectly(k));
+  amarena_kernel_release(k);
+  amarena_runtime_destroy(rt);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  EXPECT_TRUE(m.Has(AMARENA_LOG_WARNING, "run amarena calibrate")) << db;
 }
 
 TEST_F(OptionsTest, TheDatabasePathIsHonoured) {

@@ -61,6 +61,7 @@ PriceTable Unmistakable() {
   t.cost.line_strided[kGL] = 999;
   t.cost.line_gl_adjacent_panels = 800;
   t.cost.line_gl_far_panels = 700;
+  t.cost.line_gl_run.fill(900);
   return t;
 }
 
