@@ -20,7 +20,8 @@ for key in ghz ghz_from_fma fma_ymm_per_cycle fma_latency_cycles \
     loads_per_cycle stores_per_cycle l1_bytes l1_dense_cycles l1_strided_cycles \
     l2_bytes l2_dense_cycles l2_strided_cycles l3_bytes l3_dense_cycles \
     l3_strided_cycles dram_bytes dram_dense_cycles dram_strided_cycles pitch_bytes \
-    dram_sequential_gbps dram_run_64_pct dram_run_4096_pct dram_run_bytes seconds \
+    dram_sequential_gbps dram_run_64_pct dram_run_4096_pct dram_run_16384_pct \
+    dram_run_bytes seconds line_gl_run_64 line_gl_run_1024 line_gl_run_16384 \
     fma load store loop_iteration loop_iteration_stack parallel_setup \
     line_dense_gl line_dense_l3 line_dense_l2 line_strided_gl line_strided_l3 \
     line_strided_l2 dram_streams line_gl_adjacent_panels line_gl_far_panels \
