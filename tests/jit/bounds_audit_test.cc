@@ -55,7 +55,7 @@ TEST_P(BoundsAudit, KnownCases) {
 TEST_P(BoundsAudit, RandomSpecsCompileWithinBounds) {
   const Isa isa = GetParam();
   const std::vector<std::string> texts =
-      testing::RandomSpecTexts(testing::SweepCount(300), /*max_dim=*/200,
+      testing::RandomSpecTexts(testing::SweepCount(120), /*max_dim=*/200,
                                /*seed=*/1700 + static_cast<int>(isa));
   int made = 0, unimplemented = 0;
   for (size_t i = 0; i < texts.size(); i += testing::SweepStride()) {
@@ -82,7 +82,7 @@ TEST_P(BoundsAudit, RandomSpecsCompileWithinBounds) {
 TEST_P(BoundsAudit, RandomF32TimesBf16SpecsCompileWithinBounds) {
   const Isa isa = GetParam();
   const std::vector<std::string> texts = testing::RandomSpecTexts(
-      testing::SweepCount(300), /*max_dim=*/200,
+      testing::SweepCount(120), /*max_dim=*/200,
       /*seed=*/2700 + static_cast<int>(isa), "f32*bf16->f32");
   int made = 0;
   for (size_t i = 0; i < texts.size(); i += testing::SweepStride()) {
@@ -108,7 +108,7 @@ TEST_P(BoundsAudit, RandomF32TimesBf16SpecsCompileWithinBounds) {
 TEST_P(BoundsAudit, RandomLdSpecsCompileWithinBounds) {
   const Isa isa = GetParam();
   const std::vector<std::string> texts =
-      testing::RandomLdSpecTexts(testing::SweepCount(300), /*max_dim=*/200,
+      testing::RandomLdSpecTexts(testing::SweepCount(120), /*max_dim=*/200,
                                  /*seed=*/1800 + static_cast<int>(isa));
   const int made = AllCreated(isa, texts);
   std::printf("%s: %d kernels with leading dimensions created within bounds\n",
@@ -121,7 +121,7 @@ TEST_P(BoundsAudit, RandomLdSpecsCompileWithinBounds) {
 TEST_P(BoundsAudit, RandomBatchSpecsCompileWithinBounds) {
   const Isa isa = GetParam();
   const std::vector<std::string> texts =
-      testing::RandomBatchSpecTexts(testing::SweepCount(300), /*max_dim=*/200,
+      testing::RandomBatchSpecTexts(testing::SweepCount(120), /*max_dim=*/200,
                                     /*seed=*/2800 + static_cast<int>(isa));
   const int made = AllCreated(isa, texts);
   std::printf("%s: %d batched kernels created within bounds\n",

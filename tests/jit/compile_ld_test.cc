@@ -66,7 +66,7 @@ TEST_P(LdKernels, ChosenShapes) {
 
 TEST_P(LdKernels, RandomSpecsMatchTheReference) {
   const Isa isa = GetParam();
-  const int count = testing::SweepCount(300);
+  const int count = testing::SweepCount(120);
   const std::vector<std::string> texts = testing::RandomLdSpecTexts(
       count, /*max_dim=*/160, /*seed=*/3100 + static_cast<int>(isa));
   int checked = 0, with_ld = 0;

@@ -33,7 +33,7 @@ TEST_P(GuardPages, KnownCases) {
 TEST_P(GuardPages, RandomSpecsStayInsideTheirOperands) {
   const Isa isa = GetParam();
   if (!testing::HasIsa(isa)) GTEST_SKIP() << "CPU lacks " << Name(isa);
-  const int count = testing::SweepCount(500);
+  const int count = testing::SweepCount(200);
   const std::vector<std::string> texts = testing::RandomSpecTexts(
       count, /*max_dim=*/160, /*seed=*/1600 + static_cast<int>(isa));
   int checked = 0, unimplemented = 0;
@@ -65,7 +65,7 @@ TEST_P(GuardPages, RandomSpecsStayInsideTheirOperands) {
 TEST_P(GuardPages, RandomBatchSpecsStayInsideTheirOperands) {
   const Isa isa = GetParam();
   if (!testing::HasIsa(isa)) GTEST_SKIP() << "CPU lacks " << Name(isa);
-  const int count = testing::SweepCount(200);
+  const int count = testing::SweepCount(100);
   const std::vector<std::string> texts = testing::RandomBatchSpecTexts(
       count, /*max_dim=*/64, /*seed=*/1900 + static_cast<int>(isa));
   int checked = 0;
