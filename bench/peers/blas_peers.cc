@@ -7,9 +7,9 @@
 // (AVX2) for the AVX2 column, and for the best column it is cleared so the
 // library detects the CPU (0.3.21 reports Cooperlake, its AVX-512 target, on
 // Zen 5). BLIS reads BLIS_ARCH_TYPE (a numeric sub-configuration id) at
-// initialisation; it is always set, to the id of `zen3` (AVX2, AMD-tuned) or
-// `skx` (AVX-512), found by name, and the id BLIS reports afterwards is
-// checked against it.
+// initialisation; it is always set, to the id of `zen3` (AVX2, AMD-tuned) or,
+// for the best column on a CPU with AVX-512, `skx`, found by name, and the id
+// BLIS reports afterwards is checked against it.
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -128,7 +128,10 @@ class BlisPeer : public Peer {
     // bli_arch_string reads a static table: safe before bli_init. The ids
     // are the order of BLIS's arch_t enum, which differs between versions,
     // hence the lookup by name.
-    const std::string want = cap == IsaCap::kAvx2 ? "zen3" : "skx";
+    // The best column takes skx only where the CPU runs AVX-512: forced on
+    // an AVX2-only CPU, BLIS dies of an illegal instruction.
+    const bool avx512 = __builtin_cpu_supports("avx512f");
+    const std::string want = cap == IsaCap::kBest && avx512 ? "skx" : "zen3";
     int id = -1;
     for (int i = 0; i < 64; ++i) {
       const char* s = arch_string(i);
