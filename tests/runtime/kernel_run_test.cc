@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "amarena/amarena.h"
 #include "core/reference.h"
 #include "core/spec_text.h"
@@ -226,17 +227,40 @@ auto WithoutRoomForScratch(F run) {
   return result;
 }
 
-// 256x1024x1024 f32 packs B into 4 MiB serially, 2 MiB per tile with two
-// threads (where the pool's worker and the caller both fail). The run
-// returns ResourceExhausted naming the scratch; once memory is back the same
-// kernel runs and is right.
+// A 256x1024x1024 f32 tree that packs all of B into 4 MiB of scratch, in
+// each task of a parallel loop over m with two threads (where the pool's
+// worker and the caller both fail). Given as decisions, so the test does not
+// depend on what the cost model picks. The run returns ResourceExhausted
+// naming the scratch; once memory is back the same kernel runs and is right.
+constexpr char kPackAllOfB[] =
+    "pack 1 l3 p16;tile m 8;tile n 64;view 0 l1;view 1 l1 p16;select copy";
+constexpr char kBlocked128Rows[] =
+    "view 0 l2;view 2 l2;to-accum;tile n 512;tile m 1;view 0 l1;"
+    "select mem_zero;split k 128;tile n 32;view 1 l1 p16;tile m 3;view 0 l1;"
+    "view 2 l1;regs 2 vrf v8;select vector_load;split k 1;tile n 16;"
+    "select broadcast_fma;select vector_store;view 0 l1;view 2 l1;"
+    "regs 2 vrf v8;select vector_load;split k 1;tile n 16;"
+    "select broadcast_fma;select vector_store";
+
 void ExpectScratchExhaustedThenRecovers(int threads) {
   alarm(60);
   absl::StatusOr<Target> t = TargetFor(DetectCpu(), Isa::kAvx2);
   t->workers = threads;
   Runtime rt(t);
-  const Spec s = *ParseSpec("matmul 256x1024x1024 f32");
-  KernelPtr k = *rt.Get(s);
+  const char* text = "matmul 256x1024x1024 f32";
+  const Spec s = *ParseSpec(text);
+  const std::string decisions =
+      threads > 1
+          ? absl::StrCat("parallel tile m 128;", kPackAllOfB, ";",
+                         kBlocked128Rows)
+          : absl::StrCat(kPackAllOfB, ";tile m 128;", kBlocked128Rows);
+  absl::StatusOr<KernelPtr> scheduled = rt.GetScheduled(text, decisions);
+  if (!scheduled.ok()) {
+    std::fprintf(stderr, "schedule: %s\n",
+                 scheduled.status().ToString().c_str());
+    std::_Exit(3);
+  }
+  KernelPtr k = *scheduled;
   Operands ops(s);
   FillRandom(s, ops, 1);
   const std::vector<uint8_t> before = ops.Snapshot(2);
@@ -260,7 +284,7 @@ TEST(KernelRunTest, ScratchThatCannotBeAllocatedIsResourceExhausted) {
   EXPECT_EXIT(ExpectScratchExhaustedThenRecovers(2),
               ::testing::ExitedWithCode(0),
               "parallel=1 status=RESOURCE_EXHAUSTED: cannot run "
-              "amarena_matmul_256x1024x1024_f32.*: scratch of 2097152 bytes");
+              "amarena_matmul_256x1024x1024_f32.*: scratch of 4194304 bytes");
 }
 
 // The same through the C API: AMARENA_RESOURCE_EXHAUSTED and the message.
