@@ -178,11 +178,9 @@ amarena_status CreateRuntime(const char* fn,
   log.ctx = o.log_ctx;
   // The prices stored for this CPU in the runtime's own database, else the
   // shipped table for it (runtime/prices.h).
-  const std::string db_path = o.db == nullptr       ? amarena::DefaultDbPath()
-                              : absl::string_view(o.db) == "off" ? ""
-                                                                  : o.db;
-  absl::StatusOr<amarena::Target> target =
-      amarena::HostTargetFor(amarena::DetectCpu(), max_isa, db_path, log);
+  absl::StatusOr<amarena::Target> target = amarena::HostTargetFor(
+      amarena::DetectCpu(), max_isa,
+      amarena::DbPathFor(o.db != nullptr ? o.db : ""), log);
   if (!target.ok()) return FromStatus(target.status());
   if (o.threads > 0) {
     target->workers = o.threads;

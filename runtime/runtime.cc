@@ -88,9 +88,7 @@ void Runtime::StopBackground() {
 
 SearchDb* Runtime::db() {
   std::call_once(db_once_, [&] {
-    std::string path = options_.db.empty()    ? DefaultDbPath()
-                       : options_.db == "off" ? std::string()
-                                              : options_.db;
+    const std::string path = DbPathFor(options_.db);
     if (path.empty()) return;
     DbOptions db_options;
     db_options.max_bytes =

@@ -71,6 +71,11 @@ std::string DefaultDbPath() {
   return "";
 }
 
+std::string DbPathFor(absl::string_view option) {
+  if (option.empty()) return DefaultDbPath();
+  return option == "off" ? "" : std::string(option);
+}
+
 int64_t DbMaxBytesFromEnv(const Logger& log) {
   const char* v = std::getenv("AMARENA_DB_MAX_MB");
   if (v == nullptr || *v == '\0') return kDefaultDbMaxBytes;

@@ -197,6 +197,9 @@ std::string DbTargetKey(const Target& target);
 // returned as ""), else $XDG_CACHE_HOME/amarena/amarena.db, else
 // $HOME/.cache/amarena/amarena.db ("" if neither variable is set).
 std::string DefaultDbPath();
+// The database a runtime option names: "" = DefaultDbPath(), "off" = none
+// (returned as ""), else the path itself.
+std::string DbPathFor(absl::string_view option);
 
 // The size cap: AMARENA_DB_MAX_MB (MiB; 0 or "off": none), else
 // kDefaultDbMaxBytes. A value that is neither warns (to `log`) and gives the
