@@ -19,6 +19,9 @@ int CpuCommand(bool json) {
   absl::StatusOr<Target> t = TargetFor(f);
   absl::StatusOr<ChosenPrices> prices = HostPrices();
   if (t.ok() && prices.ok()) t->cost = prices->table.cost;
+  if (prices.ok() && !prices->unusable_stored.empty())
+    std::fprintf(stderr, "amarena: warning: %s\n",
+                 prices->unusable_stored.c_str());
   std::printf("cpu:       %s\n", f.brand.c_str());
   std::printf("features:  %s\n", f.FeatureList().c_str());
   std::printf(
