@@ -7,7 +7,9 @@
 //
 // Runs on the calling thread, pinned to the CPU it is on while it measures
 // (its affinity is restored afterwards). Allocates up to about 1 GiB for the
-// DRAM working set (half as much, then a quarter, if that fails). Every
+// DRAM working set (half as much, then a quarter, if that fails). The DRAM
+// run lengths are read in `dram_rounds` interleaved rounds, each figure the
+// median of its rounds. Every
 // figure is the median of `reps` timed runs of at least `min_run_seconds`,
 // timed in the thread's CPU time so that waiting for a shared core is not
 // counted.
@@ -27,6 +29,8 @@ namespace amarena {
 struct CalibrationOptions {
   int reps = 7;
   double min_run_seconds = 0.005;  // of the thread's CPU time
+  // Rounds of the DRAM run-length passes (one pass of each length a round).
+  int dram_rounds = 7;
 };
 
 struct Calibration {
