@@ -140,7 +140,8 @@ Spec WithoutLds(Spec s) {
   if (s.IsMatmul() && s.b > 1)
     for (int i = 0; i < 3; ++i)
       s.batch_stride[static_cast<size_t>(i)] = s.BatchStride(i);
-  for (TensorAux& a : s.aux) a.layout = a.layout.WithLd(0);
+  for (TensorAux& a : s.aux)
+    if (a.layout.ld() != 0) a.layout = a.layout.WithLd(0);
   return s;
 }
 

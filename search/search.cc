@@ -224,34 +224,38 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
     if (index >= 0 && s.budget->FitsIn(prior_[index].budget))
       prior = &prior_[index];
   }
-  // Each candidate's children's lower bounds, kept for the partial sums
-  // below, and their keys' ids once looked up.
-  std::vector<absl::InlinedVector<Cost, 3>> bounds(cands.size());
-  std::vector<absl::InlinedVector<uint32_t, 3>> ids(cands.size());
-  // What each candidate is known to cost at least, once tried (kept for
-  // PriorBounds): its composed lower bound to begin with; and its bound from
-  // PriorBounds (0 if none).
-  std::vector<int64_t> known(cands.size()), composed(cands.size()),
-      from_prior(cands.size());
+  // Per candidate: its children's lower bounds (kept for the partial sums
+  // below) and their keys' ids once looked up; what it is known to cost at
+  // least once tried (kept for PriorBounds), its composed lower bound to
+  // begin with; and its bound from PriorBounds (0 if none). One allocation
+  // for them all: a solve is a few microseconds.
+  struct Tried {
+    absl::InlinedVector<Cost, 3> bounds;
+    absl::InlinedVector<uint32_t, 3> ids;
+    int64_t known = 0, composed = 0, from_prior = 0;
+    bool refined = false;
+  };
+  std::vector<Tried> tried(cands.size());
   // (bound, index), a min-heap. A candidate first enters with its children's
   // LowerBounds; when it comes to the front, its children's keys are looked
   // up for floors (ChildBound) and it re-enters with the tighter bound, so
   // candidates pruned anyway cost no lookup.
   std::vector<std::pair<int64_t, uint32_t>> heap;
   heap.reserve(cands.size());
-  std::vector<bool> refined(cands.size(), !reuse_bounds_);
   size_t next_prior = 0;
   for (size_t i = 0; i < cands.size(); ++i) {
     const Candidate& c = cands[i];
+    Tried& t = tried[i];
+    t.refined = !reuse_bounds_;
     bool none = false;
     for (const Spec& child : c.expansion.children) {
       none |= ObviouslyInfeasible(child);
-      bounds[i].push_back(Cost{
+      t.bounds.push_back(Cost{
           .main = none ? 0 : LowerBound(child, target_), .peak = {}});
     }
     int64_t bound =
-        none ? kNoTree : ComposeCost(s, c.expansion, bounds[i], target_).main;
-    known[i] = composed[i] = bound;
+        none ? kNoTree : ComposeCost(s, c.expansion, t.bounds, target_).main;
+    t.known = t.composed = bound;
     if (prior) {
       // The candidates here are those at the prior budget less the ones that
       // no longer fit, in the same order.
@@ -259,7 +263,7 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
       size_t j = next_prior;
       while (j < entries.size() && !(entries[j].first == c.action)) ++j;
       if (j < entries.size()) {
-        from_prior[i] = entries[j].second;
+        t.from_prior = entries[j].second;
         bound = std::max(bound, entries[j].second);
         next_prior = j + 1;
       }
@@ -290,38 +294,38 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
       stats_.candidates_pruned += static_cast<int64_t>(heap.size() + 1);
       break;
     }
-    if (!refined[index]) {
-      refined[index] = true;
+    Tried& t = tried[index];
+    if (!t.refined) {
+      t.refined = true;
       bool none = false;
       for (size_t i = 0; i < c.expansion.children.size(); ++i) {
         const auto [b, child_id] = ChildBound(c.expansion.children[i]);
-        ids[index].push_back(child_id);
+        t.ids.push_back(child_id);
         if (b == kNoTree) {
           none = true;
         } else {
-          bounds[index][i].main = std::max(bounds[index][i].main, b);
+          t.bounds[i].main = std::max(t.bounds[i].main, b);
         }
       }
       int64_t tighter =
-          none ? kNoTree
-               : ComposeCost(s, c.expansion, bounds[index], target_).main;
-      known[index] = tighter;
-      heap.emplace_back(std::max(tighter, from_prior[index]), index);
+          none ? kNoTree : ComposeCost(s, c.expansion, t.bounds, target_).main;
+      t.known = tighter;
+      heap.emplace_back(std::max(tighter, t.from_prior), index);
       std::push_heap(heap.begin(), heap.end(), std::greater<>());
       continue;
     }
-    if (ids[index].empty())
+    if (t.ids.empty())
       for (const Spec& child : c.expansion.children)
-        ids[index].push_back(KeyId(child));
+        t.ids.push_back(KeyId(child));
     ++stats_.candidates_tried;
     const auto& children = c.expansion.children;
-    absl::InlinedVector<Cost, 3>& costs = bounds[index];
+    absl::InlinedVector<Cost, 3>& costs = t.bounds;
     bool ok = true;
     for (size_t i = 0; i < children.size() && ok; ++i) {
-      MemoEntry ce = SolveExact(children[i], ids[index][i]);
+      MemoEntry ce = SolveExact(children[i], t.ids[i]);
       if (!ce.feasible) {
         ok = false;
-        known[index] = kNoTree;
+        t.known = kNoTree;
         break;
       }
       costs[i] = ce.cost;
@@ -330,7 +334,7 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
       if (options_.prune && best.feasible && i + 1 < children.size()) {
         const int64_t partial =
             ComposeCost(s, c.expansion, costs, target_).main;
-        known[index] = partial;
+        t.known = partial;
         if (partial > best.cost.main) {
           ++stats_.candidates_pruned;
           ok = false;
@@ -338,8 +342,8 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
       }
     }
     if (!ok) continue;
-    Cost cost = ComposeCost(s, c.expansion, costs, target_);
-    known[index] = cost.main;
+    Cost cost = ComposeCost(s, c.expansion, t.bounds, target_);
+    t.known = cost.main;
     if (!best.feasible || cost < best.cost ||
         (cost == best.cost && c.action < best.action)) {
       best = MemoEntry{.feasible = true, .cost = cost, .action = c.action};
@@ -351,8 +355,8 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
   if (reuse_bounds_ && !had_prior && info.bounds < 0) {
     PriorBounds p{.budget = *s.budget, .entries = {}};
     for (size_t i = 0; i < cands.size(); ++i)
-      if (known[i] > composed[i])
-        p.entries.emplace_back(cands[i].action, known[i]);
+      if (tried[i].known > tried[i].composed)
+        p.entries.emplace_back(cands[i].action, tried[i].known);
     info.bounds = static_cast<int32_t>(prior_.size());
     prior_bytes_ += static_cast<int64_t>(
         sizeof(PriorBounds) + p.entries.size() * sizeof(p.entries[0]));
