@@ -270,6 +270,21 @@ int64_t LeastMatmulOps(const Spec& spec, const Target& t) {
 int64_t LowerBound(const Spec& spec, const Target& t) {
   int64_t lb = 0;
   if (spec.IsMatmul()) lb = LeastMatmulOps(spec, t) * t.cost.fma;
+  // An f32 C outside registers: every element is written to memory by a
+  // kernel, and read first when accumulating: a vector store (and load) of at
+  // most the target's lanes, or a dot product or scalar FMA that pays a store
+  // (and a load) for its one element. Those kernels' costs add to their
+  // multiply-adds' (a register tile's store and load are kernels of their
+  // own; the dot product and scalar FMA charge theirs on top).
+  if (spec.IsMatmul() && spec.aux[2].level != Level::kVRF &&
+      spec.aux[2].dtype == DType::kF32) {
+    const int64_t vectors =
+        (spec.Operand(2).Elements() + t.f32_lanes - 1) / t.f32_lanes;
+    const int64_t copies = spec.batch_stride[2] != 0 ? spec.b : 1;
+    const int64_t each =
+        t.cost.store + (spec.kind == Kind::kMatmulAccum ? t.cost.load : 0);
+    lb += copies * vectors * each;
+  }
   // Moves and zeros touch every element of their output, at most a vector at
   // a time: a store each, unless the output is registers (then a load for a
   // move, one unit for a zero).
@@ -299,7 +314,11 @@ int64_t LowerBound(const Spec& spec, const Target& t) {
         spec.IsMatmul() && spec.batch_stride[static_cast<size_t>(i)] != 0
             ? spec.b
             : 1;
-    lb += copies * op.Lines() * line;
+    // The output's lines travel both ways, as its views pay them: it reaches
+    // L1 only through views (or, a bf16 C, through an f32 buffer whose
+    // epilogue copy is itself a Spec with this output, bounded the same way).
+    const int64_t ways = i == spec.OutputIndex() ? 2 : 1;
+    lb += copies * ways * op.Lines() * line;
   }
   return lb;
 }
