@@ -1,6 +1,7 @@
 #include "core/cost_model.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "core/kernels.h"
 #include "core/status_macros.h"
@@ -247,10 +248,18 @@ namespace {
 // - A tree mixing both forms: at least the multiply-adds over the most any
 //   one instruction covers (only the total count is a bound then).
 int64_t LeastMatmulOps(const Spec& spec, const Target& t) {
+  // The catalogue's matmul kernels, once (only they have a peak rate; the
+  // search asks for millions of bounds).
+  static const std::vector<const KernelInfo*> kMatmulKernels = [] {
+    std::vector<const KernelInfo*> v;
+    for (KernelId id : AllKernels())
+      if (Info(id).kind == Kind::kMatmulAccum) v.push_back(&Info(id));
+    return v;
+  }();
   std::optional<PeakRate> rows, dots;
   int64_t most_macs = 1;
-  for (KernelId id : AllKernels()) {
-    const std::optional<PeakRate> r = Info(id).peak_rate(spec, t);
+  for (const KernelInfo* k : kMatmulKernels) {
+    const std::optional<PeakRate> r = k->peak_rate(spec, t);
     if (!r) continue;
     std::optional<PeakRate>& form = r->dot ? dots : rows;
     if (!form) form = PeakRate{.dot = r->dot, .lanes = 1, .k_per_op = 1};
