@@ -285,14 +285,22 @@ int64_t LowerBound(const Spec& spec, const Target& t) {
   // (and a load) for its one element. Those kernels' costs add to their
   // multiply-adds' (a register tile's store and load are kernels of their
   // own; the dot product and scalar FMA charge theirs on top).
+  // Row by row when C is a plain row-major matrix (a row's tail costs a
+  // masked store or a store per element: LeastRowStoreCost).
   if (spec.IsMatmul() && spec.aux[2].level != Level::kVRF &&
       spec.aux[2].dtype == DType::kF32) {
-    const int64_t vectors =
-        (spec.Operand(2).Elements() + t.f32_lanes - 1) / t.f32_lanes;
+    const TensorSpec c = spec.Operand(2);
+    const bool accum = spec.kind == Kind::kMatmulAccum;
+    int64_t each = 0;
+    if (c.layout().row_major() && !c.layout().packed()) {
+      each = c.rows * (LeastRowStoreCost(c.cols, t) +
+                       (accum ? LeastRowLoadCost(c.cols, t) : 0));
+    } else {
+      each = (c.Elements() + t.f32_lanes - 1) / t.f32_lanes *
+             (t.cost.store + (accum ? t.cost.load : 0));
+    }
     const int64_t copies = spec.batch_stride[2] != 0 ? spec.b : 1;
-    const int64_t each =
-        t.cost.store + (spec.kind == Kind::kMatmulAccum ? t.cost.load : 0);
-    lb += copies * vectors * each;
+    lb += copies * each;
   }
   // Moves and zeros touch every element of their output, at most a vector at
   // a time: a store each, unless the output is registers (then a load for a

@@ -436,6 +436,17 @@ static_assert(RowsInIdOrder(), "kInfos rows follow KernelId's order");
 
 const KernelInfo& Info(KernelId id) { return kInfos[static_cast<int>(id)]; }
 
+int64_t LeastRowStoreCost(int64_t cols, const Target& t) {
+  const int64_t whole = cols / t.f32_lanes, rest = cols % t.f32_lanes;
+  return whole * t.cost.store +
+         (rest ? std::min(rest * t.cost.store, MaskedStoreCost(t)) : 0);
+}
+
+// Masked loads cost what plain ones do (VectorLoadCost).
+int64_t LeastRowLoadCost(int64_t cols, const Target& t) {
+  return (cols + t.f32_lanes - 1) / t.f32_lanes * t.cost.load;
+}
+
 int64_t LeastOps(const PeakRate& r, const Spec& s) {
   auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
   if (r.dot) return s.b * s.m * s.n * ceil_div(s.k, r.lanes);

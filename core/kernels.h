@@ -184,6 +184,17 @@ struct KernelInfo {
 };
 
 const KernelInfo& Info(KernelId id);
+
+// The least the catalogue's kernels pay to write one row of `cols` f32
+// outputs of a matmul from registers to memory (`load`: to read it first, as
+// an accumulating one does): a store (load) per full vector of the target's
+// lanes, and for the rest a masked store (load) or a store per element,
+// whichever is cheaper; a dot product or scalar FMA pays a store (load) per
+// element. Subadditive in `cols`, so a row cut into tiles pays at least this
+// (LowerBound, core/cost_model.h).
+int64_t LeastRowStoreCost(int64_t cols, const Target& t);
+int64_t LeastRowLoadCost(int64_t cols, const Target& t);
+
 // Every kernel, in KernelId order (the search folds over this on every Spec
 // it solves: inline, no copy).
 inline const std::array<KernelId, kNumKernels>& AllKernels() {
