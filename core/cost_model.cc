@@ -238,16 +238,19 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
 
 namespace {
 
-// The fewest FMA-priced instructions any tree for the matmul `spec` executes,
+// The least any tree for the matmul `spec` pays for its multiply-adds,
 // folded over the catalogue's peak rates (KernelInfo::peak_rate): a tree's
 // leaves are kernels that may run below `spec`, covering its multiply-adds.
 // - A tree of broadcast-form kernels only executes at least LeastOps at their
 //   widest lanes and most k per instruction: that rate bounds each of them,
 //   and LeastOps is subadditive, so the tiles together pay at least that.
-// - Likewise a tree of dot-form kernels only.
+//   When every one of them also claims loads_rows_and_vectors, their loads
+//   bound it too: each kernel costs at least the larger of its FMAs and its
+//   loads, so all of them at least the larger of the two sums.
+// - Likewise a tree of dot-form kernels only (FMAs only).
 // - A tree mixing both forms: at least the multiply-adds over the most any
 //   one instruction covers (only the total count is a bound then).
-int64_t LeastMatmulOps(const Spec& spec, const Target& t) {
+int64_t LeastMatmulCost(const Spec& spec, const Target& t) {
   // The catalogue's matmul kernels, once (only they have a peak rate; the
   // search asks for millions of bounds).
   static const std::vector<const KernelInfo*> kMatmulKernels = [] {
@@ -257,6 +260,7 @@ int64_t LeastMatmulOps(const Spec& spec, const Target& t) {
     return v;
   }();
   std::optional<PeakRate> rows, dots;
+  bool rows_load = true;
   int64_t most_macs = 1;
   for (const KernelInfo* k : kMatmulKernels) {
     const std::optional<PeakRate> r = k->peak_rate(spec, t);
@@ -265,20 +269,26 @@ int64_t LeastMatmulOps(const Spec& spec, const Target& t) {
     if (!form) form = PeakRate{.dot = r->dot, .lanes = 1, .k_per_op = 1};
     form->lanes = std::max(form->lanes, r->lanes);
     form->k_per_op = std::max(form->k_per_op, r->k_per_op);
+    if (!r->dot) rows_load &= r->loads_rows_and_vectors;
     most_macs = std::max(most_macs, r->lanes * r->k_per_op);
   }
   if (!rows && !dots) return 0;  // no kernel: no tree to bound
-  if (!dots) return LeastOps(*rows, spec);
-  if (!rows) return LeastOps(*dots, spec);
+  if (!dots) {
+    const int64_t fmas = LeastOps(*rows, spec) * t.cost.fma;
+    return rows_load ? std::max(fmas, LeastLoads(*rows, spec) * t.cost.load)
+                     : fmas;
+  }
+  if (!rows) return LeastOps(*dots, spec) * t.cost.fma;
   return std::min({LeastOps(*rows, spec), LeastOps(*dots, spec),
-                   (spec.Macs() + most_macs - 1) / most_macs});
+                   (spec.Macs() + most_macs - 1) / most_macs}) *
+         t.cost.fma;
 }
 
 }  // namespace
 
 int64_t LowerBound(const Spec& spec, const Target& t) {
   int64_t lb = 0;
-  if (spec.IsMatmul()) lb = LeastMatmulOps(spec, t) * t.cost.fma;
+  if (spec.IsMatmul()) lb = LeastMatmulCost(spec, t);
   // An f32 C outside registers: every element is written to memory by a
   // kernel, and read first when accumulating: a vector store (and load) of at
   // most the target's lanes, or a dot product or scalar FMA that pays a store

@@ -133,10 +133,11 @@ int BroadcastFmaMostScratch(const Spec& s, const Target&) {
   return s.IsMatmul() ? static_cast<int>(std::min<int64_t>(s.n, 1 << 20)) + 2
                       : 0;
 }
-// m * ceil(n/vw) FMAs with vw at most the target's lanes, one k each.
+// m * ceil(n/vw) FMAs with vw at most the target's lanes, one k each,
+// against ceil(n/vw) + m loads.
 std::optional<PeakRate> BroadcastFmaRate(const Spec& s, const Target& t) {
   if (!s.IsMatmul()) return std::nullopt;
-  return PeakRate{.lanes = t.f32_lanes};
+  return PeakRate{.lanes = t.f32_lanes, .loads_rows_and_vectors = true};
 }
 
 // --- kScalarFma
@@ -155,10 +156,11 @@ int ScalarFmaScratch(const Spec&, const Target&) { return 2; }
 int ScalarFmaMostScratch(const Spec& s, const Target&) {
   return s.IsMatmul() ? 2 : 0;
 }
-// One multiply-add per call, priced as ten FMAs.
+// One multiply-add per call, priced as ten FMAs: more than the two loads
+// LeastLoads counts for it.
 std::optional<PeakRate> ScalarFmaRate(const Spec& s, const Target&) {
   if (!s.IsMatmul()) return std::nullopt;
-  return PeakRate{};
+  return PeakRate{.loads_rows_and_vectors = true};
 }
 int64_t ScalarFmaCost(const Spec& s, const Target& t) {
   return 5 * t.cost.fma * 2 + (Scaled(s) ? t.cost.fma : 0);
@@ -451,6 +453,11 @@ int64_t LeastOps(const PeakRate& r, const Spec& s) {
   auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
   if (r.dot) return s.b * s.m * s.n * ceil_div(s.k, r.lanes);
   return s.b * s.m * ceil_div(s.k, r.k_per_op) * ceil_div(s.n, r.lanes);
+}
+
+int64_t LeastLoads(const PeakRate& r, const Spec& s) {
+  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  return s.b * ceil_div(s.k, r.k_per_op) * (s.m + ceil_div(s.n, r.lanes));
 }
 
 }  // namespace amarena

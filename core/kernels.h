@@ -146,6 +146,12 @@ struct PeakRate {
   bool dot = false;
   int64_t lanes = 1;
   int64_t k_per_op = 1;
+  // Broadcast form: the kernel's cost is also at least LeastLoads(rate) load
+  // prices at every Spec it applies to (a broadcast per row and a load per
+  // vector of B, for each k_per_op of k). A kernel that reads one B vector
+  // for more k than k_per_op says (widen_pairs' k-pair rows) does not claim
+  // it.
+  bool loads_rows_and_vectors = false;
 };
 
 // The fewest instructions at rate `r` that cover the multiply-adds of `s`:
@@ -154,6 +160,11 @@ struct PeakRate {
 // (ceilings of sums are at most sums of ceilings), so calls covering `s`
 // execute at least this many in all.
 int64_t LeastOps(const PeakRate& r, const Spec& s);
+// ceil(k / k_per_op) * (m + ceil(n / lanes)) per batch element: the loads a
+// tree of broadcast-form kernels that all claim loads_rows_and_vectors issues
+// at least (each row of A is broadcast for every op's k in every tile along
+// n, each vector of B loaded once per op's k); subadditive like LeastOps.
+int64_t LeastLoads(const PeakRate& r, const Spec& s);
 
 struct KernelInfo {
   KernelId id;

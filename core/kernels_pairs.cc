@@ -42,7 +42,8 @@ int OuterBf16MostScratch(const Spec& s, const Target& t) {
 // k (a k-pair).
 std::optional<PeakRate> OuterBf16Rate(const Spec& s, const Target& t) {
   if (!PairsMayRun(s, t) || Scaled(s)) return std::nullopt;
-  return PeakRate{.lanes = t.f32_lanes, .k_per_op = 2};
+  return PeakRate{
+      .lanes = t.f32_lanes, .k_per_op = 2, .loads_rows_and_vectors = true};
 }
 // m * ceil(n/vw) vdpbf16ps on the FMA pipes (priced as FMAs; k = 1 adds a
 // shift per B vector and per broadcast) against ceil(n/vw) + m loads and a

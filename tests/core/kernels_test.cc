@@ -1,7 +1,8 @@
-// The catalogue's least cost of writing a row of outputs (core/kernels.h,
-// LeastRowStoreCost), which the lower bound charges per row of an f32 C: it
-// must never exceed what a store kernel pays for the row, nor what the row
-// pays when tiles cut it in two.
+// What the lower bound takes from the kernel catalogue (core/kernels.h): the
+// least cost of writing a row of outputs (LeastRowStoreCost), charged per row
+// of an f32 C, must never exceed what a store kernel pays for the row, nor
+// what the row pays when tiles cut it in two; and a kernel that claims
+// loads_rows_and_vectors must cost at least LeastLoads wherever it applies.
 #include "core/kernels.h"
 
 #include "gtest/gtest.h"
@@ -56,6 +57,36 @@ TEST(LeastRowStoreCostTest, CuttingARowNeverCostsLess) {
                   LeastRowLoadCost(a + b, t))
             << Name(t.isa) << " " << a << " + " << b;
       }
+}
+
+// Every kernel whose peak rate claims the broadcast form's loads costs at
+// least LeastLoads load prices (and LeastOps FMA prices) at every f32 Spec it
+// applies to, over register tiles of every width the targets allow.
+TEST(PeakRateTest, KernelsThatClaimLoadsPayThem) {
+  for (const Target& t : Targets()) {
+    int checked = 0;
+    for (int64_t m = 1; m <= 12; ++m)
+      for (int64_t n = 1; n <= 40; ++n)
+        for (int vw : {1, 8, t.f32_lanes}) {
+          const TensorAux mem{DType::kF32, Level::kL1, Order::kRowMajor, 0};
+          const TensorAux regs{DType::kF32, Level::kVRF, Order::kRowMajor,
+                               static_cast<uint8_t>(vw)};
+          const Spec s = Spec::Matmul(m, 1, n, mem, mem, regs, true);
+          for (KernelId id : AllKernels()) {
+            const KernelInfo& k = Info(id);
+            const std::optional<PeakRate> r = k.peak_rate(s, t);
+            if (!r || !r->loads_rows_and_vectors || !k.applies(s, t)) continue;
+            ++checked;
+            EXPECT_GE(k.cost(s, t), LeastLoads(*r, s) * t.cost.load)
+                << k.name << " " << Name(t.isa) << " m " << m << " n " << n
+                << " vw " << vw;
+            EXPECT_GE(k.cost(s, t), LeastOps(*r, s) * t.cost.fma)
+                << k.name << " " << Name(t.isa) << " m " << m << " n " << n
+                << " vw " << vw;
+          }
+        }
+    EXPECT_GT(checked, 500) << Name(t.isa);
+  }
 }
 
 }  // namespace
