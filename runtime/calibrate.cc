@@ -1,6 +1,5 @@
 #include "runtime/calibrate.h"
 
-#include <immintrin.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -10,28 +9,23 @@
 #include <ctime>
 #include <functional>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "jit/cpu_features.h"
+#include "runtime/calibrate_loops.h"
 #include "runtime/prices.h"
 
 namespace amarena {
 
 namespace {
 
-constexpr int kUnitsPerCycle = 6;
-constexpr size_t kLine = 64;
-constexpr size_t kFloatsPerLine = kLine / sizeof(float);
-constexpr size_t kPitchFloats = 1024;  // 4096-byte rows: the strided pitch
-constexpr size_t kPanelsPerRow = kPitchFloats / kFloatsPerLine;
-constexpr size_t kPanelRows = 256;
-constexpr int kYmmChains = 12;  // > 2 pipes x 4-5 cycles of latency
-constexpr int kZmmChains = 16;
-constexpr int64_t kClockWarmNs = 100'000'000;
+using namespace calibrate_loops;
 
-volatile float g_sink;
-volatile int64_t g_int_sink;
+constexpr int kUnitsPerCycle = 6;
+constexpr int64_t kClockWarmNs = 100'000'000;
 
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -47,6 +41,11 @@ int64_t ThreadNs() {
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+double Median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
 }
 
 // Times run(count) with count doubled until one run lasts min_run_ns (the
@@ -68,193 +67,8 @@ double MedianNsPerCount(const CalibrationOptions& o,
     run(count);
     t = static_cast<double>(ThreadNs() - start) / static_cast<double>(count);
   }
-  std::nth_element(ns.begin(), ns.begin() + ns.size() / 2, ns.end());
-  return ns[ns.size() / 2];
+  return Median(std::move(ns));
 }
-
-// `iters` rounds of 32 dependent register adds: 32 cycles a round.
-constexpr int kAddsPerIter = 32;
-void AddChain(int64_t iters) {
-  int64_t a = 0, b = 1;
-#define AMARENA_ADD "add %[b], %[a]\n\t"
-#define AMARENA_ADD8 AMARENA_ADD AMARENA_ADD AMARENA_ADD AMARENA_ADD \
-    AMARENA_ADD AMARENA_ADD AMARENA_ADD AMARENA_ADD
-  asm volatile("1:\n\t" AMARENA_ADD8 AMARENA_ADD8 AMARENA_ADD8 AMARENA_ADD8
-               "dec %[n]\n\tjnz 1b\n\t"
-               : [a] "+r"(a), [n] "+r"(iters)
-               : [b] "r"(b)
-               : "cc");
-#undef AMARENA_ADD
-#undef AMARENA_ADD8
-  g_int_sink = a;
-}
-
-__attribute__((target("avx2"))) void Sink(__m256 v) {
-  alignas(32) float f[8];
-  _mm256_store_ps(f, v);
-  float s = 0;
-  for (float x : f) s += x;
-  g_sink = s;
-}
-
-// `iters` rounds of kYmmChains independent FMAs.
-__attribute__((target("avx2,fma"), noinline)) void YmmFmas(int64_t iters) {
-  const __m256 mul = _mm256_set1_ps(0.999999f);
-  const __m256 add = _mm256_set1_ps(1e-7f);
-  __m256 acc[kYmmChains];
-#pragma GCC unroll 16
-  for (int c = 0; c < kYmmChains; ++c) acc[c] = _mm256_set1_ps(1.0f + c);
-  for (int64_t i = 0; i < iters; ++i) {
-#pragma GCC unroll 16
-    for (int c = 0; c < kYmmChains; ++c)
-      acc[c] = _mm256_fmadd_ps(acc[c], mul, add);
-  }
-  __m256 s = acc[0];
-  for (int c = 1; c < kYmmChains; ++c) s = _mm256_add_ps(s, acc[c]);
-  Sink(s);
-}
-
-// `iters` dependent FMAs: one chain.
-__attribute__((target("avx2,fma"), noinline)) void YmmFmaChain(int64_t iters) {
-  const __m256 mul = _mm256_set1_ps(0.999999f);
-  const __m256 add = _mm256_set1_ps(1e-7f);
-  __m256 acc = _mm256_set1_ps(1.0f);
-  for (int64_t i = 0; i < iters; ++i) acc = _mm256_fmadd_ps(acc, mul, add);
-  Sink(acc);
-}
-
-// `iters` rounds of kZmmChains independent FMAs (only where AVX-512F is).
-__attribute__((target("avx512f"), noinline)) void ZmmFmas(int64_t iters) {
-  const __m512 mul = _mm512_set1_ps(0.999999f);
-  const __m512 add = _mm512_set1_ps(1e-7f);
-  __m512 acc[kZmmChains];
-#pragma GCC unroll 16
-  for (int c = 0; c < kZmmChains; ++c) acc[c] = _mm512_set1_ps(1.0f + c);
-  for (int64_t i = 0; i < iters; ++i) {
-#pragma GCC unroll 16
-    for (int c = 0; c < kZmmChains; ++c)
-      acc[c] = _mm512_fmadd_ps(acc[c], mul, add);
-  }
-  __m512 s = acc[0];
-  for (int c = 1; c < kZmmChains; ++c) s = _mm512_add_ps(s, acc[c]);
-  alignas(64) float f[16];
-  _mm512_store_ps(f, s);
-  float sum = 0;
-  for (float x : f) sum += x;
-  g_sink = sum;
-}
-
-// Reads `lines` 64-byte lines at base, base + pitch, base + 2 * pitch, ...
-// (pitch in floats; lines a multiple of 4) into 8 vaddps accumulators.
-__attribute__((target("avx2"), always_inline)) inline void SumLines(
-    const float* base, size_t pitch, size_t lines, __m256 acc[8]) {
-  for (size_t i = 0; i < lines; i += 4, base += 4 * pitch) {
-    acc[0] = _mm256_add_ps(acc[0], _mm256_load_ps(base));
-    acc[1] = _mm256_add_ps(acc[1], _mm256_load_ps(base + 8));
-    acc[2] = _mm256_add_ps(acc[2], _mm256_load_ps(base + pitch));
-    acc[3] = _mm256_add_ps(acc[3], _mm256_load_ps(base + pitch + 8));
-    acc[4] = _mm256_add_ps(acc[4], _mm256_load_ps(base + 2 * pitch));
-    acc[5] = _mm256_add_ps(acc[5], _mm256_load_ps(base + 2 * pitch + 8));
-    acc[6] = _mm256_add_ps(acc[6], _mm256_load_ps(base + 3 * pitch));
-    acc[7] = _mm256_add_ps(acc[7], _mm256_load_ps(base + 3 * pitch + 8));
-  }
-}
-
-__attribute__((target("avx2"))) void SinkAcc(const __m256 acc[8]) {
-  Sink(_mm256_add_ps(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]),
-                                   _mm256_add_ps(acc[2], acc[3])),
-                     _mm256_add_ps(_mm256_add_ps(acc[4], acc[5]),
-                                   _mm256_add_ps(acc[6], acc[7]))));
-}
-
-// `passes` sequential reads of lines * 64 bytes.
-__attribute__((target("avx2"), noinline)) void DensePasses(const float* buf,
-                                                           size_t lines,
-                                                           int64_t passes) {
-  __m256 acc[8];
-  for (__m256& a : acc) a = _mm256_setzero_ps();
-  for (int64_t p = 0; p < passes; ++p)
-    SumLines(buf, kFloatsPerLine, lines, acc);
-  SinkAcc(acc);
-}
-
-// `passes` column-panel reads of a matrix of `bands` * kPanelRows rows of
-// kPitchFloats, `panels` 64-byte panels per band, each read top to bottom.
-__attribute__((target("avx2"), noinline)) void StridedPasses(const float* mat,
-                                                             size_t bands,
-                                                             size_t panels,
-                                                             int64_t passes) {
-  __m256 acc[8];
-  for (__m256& a : acc) a = _mm256_setzero_ps();
-  for (int64_t p = 0; p < passes; ++p)
-    for (size_t b = 0; b < bands; ++b) {
-      const float* band = mat + b * kPanelRows * kPitchFloats;
-      for (size_t c = 0; c < panels; ++c)
-        SumLines(band + c * kFloatsPerLine, kPitchFloats, kPanelRows, acc);
-    }
-  SinkAcc(acc);
-}
-
-// Reads a rows x pitch-float matrix as runs of `run` floats: for each band
-// of columns, each row's run in turn.
-__attribute__((target("avx2"), noinline)) void RunPass(const float* m,
-                                                       size_t rows,
-                                                       size_t pitch,
-                                                       size_t run) {
-  __m256 a0 = _mm256_setzero_ps(), a1 = a0;
-  for (size_t c = 0; c < pitch; c += run)
-    for (size_t r = 0; r < rows; ++r) {
-      const float* p = m + r * pitch + c;
-      for (size_t i = 0; i < run; i += 16) {
-        a0 = _mm256_add_ps(a0, _mm256_load_ps(p + i));
-        a1 = _mm256_add_ps(a1, _mm256_load_ps(p + i + 8));
-      }
-    }
-  Sink(_mm256_add_ps(a0, a1));
-}
-
-// 32 ymm loads / stores covering the 1 KiB at %[p].
-// clang-format off
-#define AMARENA_LD(off, r) "vmovups " #off "(%[p]), %%ymm" #r "\n\t"
-#define AMARENA_LD8(o)                                                  \
-  AMARENA_LD(o + 0, 0)   AMARENA_LD(o + 32, 1)  AMARENA_LD(o + 64, 2)   \
-  AMARENA_LD(o + 96, 3)  AMARENA_LD(o + 128, 4) AMARENA_LD(o + 160, 5)  \
-  AMARENA_LD(o + 192, 6) AMARENA_LD(o + 224, 7)
-#define AMARENA_LD32 \
-  AMARENA_LD8(0) AMARENA_LD8(256) AMARENA_LD8(512) AMARENA_LD8(768)
-#define AMARENA_ST(off) "vmovups %%ymm0, " #off "(%[p])\n\t"
-#define AMARENA_ST8(o)                                                  \
-  AMARENA_ST(o + 0)   AMARENA_ST(o + 32)  AMARENA_ST(o + 64)            \
-  AMARENA_ST(o + 96)  AMARENA_ST(o + 128) AMARENA_ST(o + 160)           \
-  AMARENA_ST(o + 192) AMARENA_ST(o + 224)
-#define AMARENA_ST32 \
-  AMARENA_ST8(0) AMARENA_ST8(256) AMARENA_ST8(512) AMARENA_ST8(768)
-// clang-format on
-constexpr int kOpsPerIter = 32;
-
-void L1Loads(const float* p, int64_t iters) {
-  asm volatile("1:\n\t" AMARENA_LD32 "dec %[n]\n\tjnz 1b\n\tvzeroupper\n\t"
-               : [n] "+r"(iters)
-               : [p] "r"(p)
-               : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
-                 "cc", "memory");
-}
-
-void L1Stores(float* p, int64_t iters) {
-  asm volatile(
-      "vxorps %%xmm0, %%xmm0, %%xmm0\n\t"
-      "1:\n\t" AMARENA_ST32 "dec %[n]\n\tjnz 1b\n\tvzeroupper\n\t"
-      : [n] "+r"(iters)
-      : [p] "r"(p)
-      : "xmm0", "cc", "memory");
-}
-
-#undef AMARENA_LD
-#undef AMARENA_LD8
-#undef AMARENA_LD32
-#undef AMARENA_ST
-#undef AMARENA_ST8
-#undef AMARENA_ST32
 
 // 2 MiB-aligned (so transparent huge pages can back it) and written once, so
 // every page is mapped before anything is timed.
@@ -451,16 +265,12 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
       if (round > 0)
         pass_ns[i].push_back(static_cast<double>(ThreadNs() - t0));
     }
-  auto median = [](std::vector<double> v) {
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    return v[v.size() / 2];
-  };
-  const double seq_ns = median(pass_ns[0]);
+  const double seq_ns = Median(pass_ns[0]);
   c.dram_sequential_gbps =
       static_cast<double>(rows * pitch * sizeof(float)) / seq_ns;
   for (size_t i = 1; i < run_floats.size(); ++i)
     c.dram_runs.emplace_back(CostParams::kDramRunBytes[i - 1],
-                             100 * seq_ns / median(pass_ns[i]));
+                             100 * seq_ns / Median(pass_ns[i]));
   c.dram_run_bytes = HalfRateRun(c.dram_runs);
 
   // 5. Prices.

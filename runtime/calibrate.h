@@ -7,12 +7,10 @@
 //
 // Runs on the calling thread, pinned to the CPU it is on while it measures
 // (its affinity is restored afterwards). Allocates up to about 1 GiB for the
-// DRAM working set (half as much, then a quarter, if that fails). The DRAM
-// run lengths are read in `dram_rounds` interleaved rounds, each figure the
-// median of its rounds. Every
-// figure is the median of `reps` timed runs of at least `min_run_seconds`,
-// timed in the thread's CPU time so that waiting for a shared core is not
-// counted.
+// DRAM working set (half as much, then a quarter, if that fails). Each
+// figure is the median of `reps` timed runs of at least `min_run_seconds`
+// (the DRAM run lengths: of `dram_rounds` interleaved rounds), timed in the
+// thread's CPU time so that waiting for a shared core is not counted.
 #ifndef AMARENA_RUNTIME_CALIBRATE_H_
 #define AMARENA_RUNTIME_CALIBRATE_H_
 

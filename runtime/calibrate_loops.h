@@ -1,0 +1,47 @@
+// The timed loops `amarena calibrate` runs (runtime/calibrate.cc): register
+// adds for the clock, FMA chains, L1 loads and stores, and reads of a buffer
+// dense, down column panels and as runs of rows. Each reads or computes
+// something it then sinks into a volatile, so the compiler keeps the work.
+// Internal to the runtime's calibration.
+#ifndef AMARENA_RUNTIME_CALIBRATE_LOOPS_H_
+#define AMARENA_RUNTIME_CALIBRATE_LOOPS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace amarena::calibrate_loops {
+
+inline constexpr size_t kLine = 64;
+inline constexpr size_t kFloatsPerLine = kLine / sizeof(float);
+inline constexpr size_t kPitchFloats = 1024;  // 4096-byte rows: the strided pitch
+inline constexpr size_t kPanelsPerRow = kPitchFloats / kFloatsPerLine;
+inline constexpr size_t kPanelRows = 256;
+inline constexpr int kYmmChains = 12;  // > 2 pipes x 4-5 cycles of latency
+inline constexpr int kZmmChains = 16;
+inline constexpr int kAddsPerIter = 32;  // AddChain: cycles a round
+inline constexpr int kOpsPerIter = 32;   // L1Loads, L1Stores: vmovups a round
+
+// `iters` rounds of kAddsPerIter dependent register adds.
+void AddChain(int64_t iters);
+// `iters` rounds of kYmmChains independent ymm FMAs; one dependent chain of
+// `iters`; `iters` rounds of kZmmChains zmm FMAs (only where AVX-512F is).
+void YmmFmas(int64_t iters);
+void YmmFmaChain(int64_t iters);
+void ZmmFmas(int64_t iters);
+// `passes` sequential reads of lines * 64 bytes at `buf` (lines a multiple
+// of 4).
+void DensePasses(const float* buf, size_t lines, int64_t passes);
+// `passes` column-panel reads of a matrix of `bands` * kPanelRows rows of
+// kPitchFloats, `panels` 64-byte panels per band, each read top to bottom.
+void StridedPasses(const float* mat, size_t bands, size_t panels,
+                   int64_t passes);
+// Reads a rows x pitch-float matrix as runs of `run` floats: for each band
+// of columns, each row's run in turn.
+void RunPass(const float* m, size_t rows, size_t pitch, size_t run);
+// `iters` rounds of kOpsPerIter ymm loads from, or stores to, the KiB at `p`.
+void L1Loads(const float* p, int64_t iters);
+void L1Stores(float* p, int64_t iters);
+
+}  // namespace amarena::calibrate_loops
+
+#endif  // AMARENA_RUNTIME_CALIBRATE_LOOPS_H_
