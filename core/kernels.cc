@@ -449,15 +449,17 @@ int64_t LeastRowLoadCost(int64_t cols, const Target& t) {
   return (cols + t.f32_lanes - 1) / t.f32_lanes * t.cost.load;
 }
 
+namespace {
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+}  // namespace
+
 int64_t LeastOps(const PeakRate& r, const Spec& s) {
-  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
-  if (r.dot) return s.b * s.m * s.n * ceil_div(s.k, r.lanes);
-  return s.b * s.m * ceil_div(s.k, r.k_per_op) * ceil_div(s.n, r.lanes);
+  if (r.dot) return s.b * s.m * s.n * CeilDiv(s.k, r.lanes);
+  return s.b * s.m * CeilDiv(s.k, r.k_per_op) * CeilDiv(s.n, r.lanes);
 }
 
 int64_t LeastLoads(const PeakRate& r, const Spec& s) {
-  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
-  return s.b * ceil_div(s.k, r.k_per_op) * (s.m + ceil_div(s.n, r.lanes));
+  return s.b * CeilDiv(s.k, r.k_per_op) * (s.m + CeilDiv(s.n, r.lanes));
 }
 
 }  // namespace amarena

@@ -342,7 +342,7 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
       }
     }
     if (!ok) continue;
-    Cost cost = ComposeCost(s, c.expansion, t.bounds, target_);
+    Cost cost = ComposeCost(s, c.expansion, costs, target_);
     t.known = cost.main;
     if (!best.feasible || cost < best.cost ||
         (cost == best.cost && c.action < best.action)) {
