@@ -222,12 +222,22 @@ absl::StatusOr<DbConn::Version> DbConn::ReadVersion() {
   DbStmt q;
   int rc = sqlite3_prepare_v2(db_, "SELECT name, value FROM meta", -1, q.slot(),
                               nullptr);
-  if ((rc & 0xff) ==
-      SQLITE_ERROR) {  // no meta table: an empty file, or not ours
+  for (int retry = 0; (rc & 0xff) == SQLITE_ERROR; ++retry) {
+    // No meta table: an empty file, or not ours, or ours since made by
+    // another process (CreateSchema makes every table in one transaction,
+    // after the failed read above): tables seen now came with a meta table
+    // unless the file is another program's. Read again then, once.
     AMARENA_ASSIGN_OR_RETURN(
         int64_t tables,
         Int("SELECT count(*) FROM sqlite_master", "read the schema of"));
-    return tables == 0 ? Version::kEmpty : Version::kForeign;
+    if (tables == 0) return Version::kEmpty;
+    AMARENA_ASSIGN_OR_RETURN(
+        int64_t meta, Int("SELECT count(*) FROM sqlite_master WHERE "
+                          "type = 'table' AND name = 'meta'",
+                          "read the schema of"));
+    if (meta == 0 || retry == 1) return Version::kForeign;
+    rc = sqlite3_prepare_v2(db_, "SELECT name, value FROM meta", -1,
+                            q.slot(), nullptr);
   }
   if (rc != SQLITE_OK) return Fail(rc, "read the version of");
   bool format = false;
