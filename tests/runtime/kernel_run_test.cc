@@ -210,9 +210,12 @@ uint64_t MappedBytes() {
   return 0;
 }
 
-// Runs `run` with the address space capped 1 MiB above what is mapped, and
+// Runs `run` with the address space capped 256 KiB above what is mapped, and
 // every allocation of 64 KiB or more made by mmap (so no free heap can
-// answer one): the 2-4 MiB scratch areas below cannot be allocated.
+// answer one): the scratch areas below (1 MiB and more, each with its guard
+// pages) cannot be allocated, while the small allocations of an error path
+// (a status message, a grown heap top) still can. A cap of 1 MiB was not
+// tight enough: the searched tree's 1 MiB scratch sometimes fitted.
 template <typename F>
 auto WithoutRoomForScratch(F run) {
   mallopt(M_MMAP_THRESHOLD, 64 << 10);
@@ -220,7 +223,7 @@ auto WithoutRoomForScratch(F run) {
   rlimit old;
   getrlimit(RLIMIT_AS, &old);
   rlimit cap = old;
-  cap.rlim_cur = MappedBytes() + (1 << 20);
+  cap.rlim_cur = MappedBytes() + (256 << 10);
   setrlimit(RLIMIT_AS, &cap);
   auto result = run();
   setrlimit(RLIMIT_AS, &old);
