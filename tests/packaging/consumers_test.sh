@@ -5,10 +5,12 @@
 #      `pkg-config --static amarena` (and amarena/amarena.hpp);
 #  (b) a project that add_subdirectory()s the source tree with the tests,
 #      benchmarks, tools and examples off and GoogleTest, Google Benchmark,
-#      CLI11 and Zydis made unfindable: the library needs none of them;
-#  (c) a library-only BUILD_SHARED_LIBS=ON build, installed, linked into a
-#      consumer's shared library that a program dlopens; libamarena.so's
-#      dynamic symbols must be amarena_* alone.
+#      CLI11 and Zydis made unfindable: the library needs none of them. It
+#      builds amarena with BUILD_SHARED_LIBS=ON, so that one build of the
+#      library serves (c) too;
+#  (c) that shared library, installed, linked into a consumer's shared
+#      library that a program dlopens; libamarena.so's dynamic symbols must be
+#      amarena_* alone.
 # Each consumer checks "matmul 13x7x100 f32" against a naive loop.
 #
 #   consumers_test.sh SOURCE_DIR BUILD_DIR [SANITIZE]
@@ -32,7 +34,7 @@ if [ "$sanitize" = ON ]; then
   export CFLAGS="$san" CXXFLAGS="$san" LDFLAGS="$san"
 fi
 # The library's own configuration, as in its top-level build, except that the
-# two builds of the library here, (b) and (c), compile without optimization:
+# build of the library here, (b) and (c), compiles without optimization:
 # they check how amarena is configured, found, linked and exported, not how
 # fast it runs, and -O0 compiles in about two thirds of the time. (The
 # installed static library of (a) is the Release build's own.)
@@ -65,9 +67,9 @@ pkg-config --exists amarena
   $(pkg-config --cflags --libs --static amarena) ${LDFLAGS:-}
 "$tmp/cpp_consumer"
 
-echo "== (b) add_subdirectory with the library alone"
+echo "== (b) add_subdirectory with the library alone (shared)"
 quiet cmake -S "$here/subdir_consumer" -B "$tmp/subdir" "${common[@]}" \
-  -DAMARENA_SOURCE_DIR="$src" \
+  -DAMARENA_SOURCE_DIR="$src" -DBUILD_SHARED_LIBS=ON \
   -DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON \
   -DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON \
   -DCMAKE_DISABLE_FIND_PACKAGE_CLI11=ON \
@@ -82,12 +84,8 @@ for t in amarena_cli core_test c_api_example search_benchmark; do
   fi
 done
 
-echo "== (c) BUILD_SHARED_LIBS=ON, linked into a consumer's shared library"
-quiet cmake -S "$src" -B "$tmp/shared" "${common[@]}" -DBUILD_SHARED_LIBS=ON \
-  -DAMARENA_BUILD_TESTS=OFF -DAMARENA_BUILD_BENCH=OFF \
-  -DAMARENA_BUILD_TOOLS=OFF -DAMARENA_BUILD_EXAMPLES=OFF
-quiet cmake --build "$tmp/shared" -j2 --target amarena
-quiet cmake --install "$tmp/shared" --prefix "$tmp/shared_prefix"
+echo "== (c) the shared library of (b), installed, linked into a consumer's .so"
+quiet cmake --install "$tmp/subdir" --prefix "$tmp/shared_prefix"
 so=$(find "$tmp/shared_prefix" -name 'libamarena.so.*.*.*' | head -1)
 [ -n "$so" ] || { echo "no libamarena.so.X.Y.Z installed" >&2; exit 1; }
 soname=$(objdump -p "$so" | awk '/SONAME/ {print $2}')
