@@ -142,7 +142,7 @@ std::optional<Budget> AllocChildBudget(const Spec& spec, const AllocInfo& a) {
   AMARENA_CHECK(IsCache(a.to.level));
   int64_t& lines = b.Lines(a.to.level);
   if (t.Lines() > lines) return std::nullopt;
-  lines = FloorPow2(lines - t.Lines());
+  lines = FloorBudgetLines(lines - t.Lines());
   if (a.kind == AllocKind::kBuffer) {
     if (b.gpr < 1) return std::nullopt;
     b.gpr -= 1;
@@ -204,7 +204,7 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
         break;
       }
       const Level to = e.alloc.to.level;
-      c.peak.Lines(to) = CeilPow2(moved.Lines() + c.peak.Lines(to));
+      c.peak.Lines(to) = CeilBudgetLines(moved.Lines() + c.peak.Lines(to));
       if (e.alloc.kind == AllocKind::kBuffer) {
         c.peak.gpr += 1;
       } else {

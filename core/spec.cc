@@ -18,6 +18,20 @@ int64_t CeilPow2(int64_t x) {
   return f == x ? f : 2 * f;
 }
 
+int64_t FloorBudgetLines(int64_t x) {
+  const int64_t top = FloorPow2(x);
+  if (top <= 1) return top;
+  return x - top >= top / 2 ? top + top / 2 : top;
+}
+
+int64_t CeilBudgetLines(int64_t x) {
+  if (x <= 0) return 0;
+  const int64_t f = FloorBudgetLines(x);
+  if (f == x) return x;
+  const int64_t top = FloorPow2(x);
+  return f == top ? top + top / 2 : 2 * top;
+}
+
 Spec Spec::Matmul(int64_t m, int64_t k, int64_t n, TensorAux a, TensorAux b,
                   TensorAux c, bool accum) {
   Spec s;
@@ -130,7 +144,7 @@ Spec Canonical(Spec s) {
       if (Faster(slowest, s.aux[i].level)) slowest = s.aux[i].level;
     for (Level l : kCacheLevels) {
       int64_t& lines = s.budget->Lines(l);
-      lines = Faster(l, slowest) ? FloorPow2(lines) : 0;
+      lines = Faster(l, slowest) ? FloorBudgetLines(lines) : 0;
     }
   }
   return s;

@@ -28,8 +28,8 @@ enum class Kind : uint8_t { kMatmul, kMatmulAccum, kZero, kMove };
 
 // What each level may still allocate: vector registers, general-purpose
 // registers (for buffer pointers and loop counters), and lines of L1, L2 and
-// L3 (powers of two, because cache budgets are discretised so equal problems
-// share memo entries). GL is unbounded.
+// L3 (on the budget grid below, because cache budgets are discretised so equal
+// problems share memo entries). GL is unbounded.
 struct Budget {
   int32_t vrf = 0;
   int32_t gpr = 0;
@@ -68,6 +68,15 @@ struct Budget {
 // Largest power of two <= x (0 for x <= 0), and smallest >= x (0 for x <= 0).
 int64_t FloorPow2(int64_t x);
 int64_t CeilPow2(int64_t x);
+
+// The budget grid: cache budgets (and so the peaks of trees) are numbers of
+// lines with at most two significant bits: 0, 1, 2, 3, 4, 6, 8, 12, ...,
+// 256, 384, 512, 768. A leftover budget rounds down onto it, a peak up. Powers
+// of two alone made the budget left beside a 16 KiB C block (506 lines of
+// 512) 256, which forbade the 16 KiB B blocks beside it; the finer grid keeps
+// 384. Largest grid value <= x, and smallest >= x (0 for x <= 0).
+int64_t FloorBudgetLines(int64_t x);
+int64_t CeilBudgetLines(int64_t x);
 
 enum class Access : uint8_t { kIn, kOut, kInOut };
 
@@ -158,8 +167,8 @@ template <typename H>
 H AbslHashValue(H h, const Spec& s) {
   const std::array<uint64_t, kPackedWords> p = PackProblem(s);
   const Budget b = s.budget.value_or(Budget{-1, -1, 0, 0, 0});
-  // The budget folded into one word (cache budgets are powers of two, so
-  // shifted copies rarely cancel): four mixing steps instead of seven keep
+  // The budget folded into one word (cache budgets have at most two
+  // significant bits, so shifted copies rarely cancel): four mixing steps instead of seven keep
   // the kernel cache's hit path short.
   const uint64_t budget =
       (static_cast<uint64_t>(static_cast<uint32_t>(b.vrf)) |
@@ -179,7 +188,7 @@ H AbslHashValue(H h, const Spec& s) {
 // operands are interleaved or in sections, and only those spanning two
 // panels or more are in sections; a packed operand that is a single run of at
 // most one panel (one outer row, not interleaved) is plain; cache budgets are
-// powers of two; alpha is 1 but for a matmul, and never -0. Equal problems
+// on the budget grid; alpha is 1 but for a matmul, and never -0. Equal problems
 // hash equal. (An m x 1 tile keeps its layout:
 // it says whether the tile is contiguous in memory.) A leading dimension is
 // kept only where it is not the dense one (Layout::Canonical) and only in

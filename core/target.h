@@ -102,7 +102,7 @@ struct CostParams {
   // shortest run's price below 64 B, the dense price from kDramRowBytes on.
   int64_t RunLine(int64_t bytes) const;
 };
-inline constexpr int kCostModelVersion = 11;
+inline constexpr int kCostModelVersion = 12;
 // Versions what the generator makes of a tree (the search space, the JIT):
 // part of every cache key and of the on-disk database's identity.
 inline constexpr int kGeneratorVersion = 5;
@@ -129,8 +129,9 @@ struct Target {
   // AVX-512 BF16 (vdpbf16ps): the dot kernel multiplies bf16 k-pairs in one
   // instruction. Only with AVX-512 (the runtime sets it from CPUID).
   bool bf16_dot = false;
-  // Cache capacities in lines, each rounded down to a power of two
-  // (48 KiB -> 512 lines).
+  // Cache budgets in lines: L1 and L3 rounded down to a power of two (48 KiB
+  // -> 512 lines), L2 three quarters of it rounded down onto the budget grid
+  // (core/spec.h; 1 MiB -> 12288 lines; Target::Avx2 says why).
   int64_t l1_lines = 512;
   int64_t l2_lines = 8192;
   int64_t l3_lines = 131072;

@@ -9,8 +9,13 @@
 namespace amarena {
 namespace {
 
-int32_t LogCoord(int64_t lines) {
-  return lines <= 0 ? 0 : 64 - std::countl_zero(static_cast<uint64_t>(lines));
+// A budget grid value's index: 2 bit_width + its second bit (1 -> 2, 2 -> 4,
+// 3 -> 5, 4 -> 6, 6 -> 7, 8 -> 8, ...), increasing along the grid.
+int32_t GridCoord(int64_t lines) {
+  if (lines <= 0) return 0;
+  const int32_t bits = 64 - std::countl_zero(static_cast<uint64_t>(lines));
+  const int32_t half = bits >= 2 ? (lines >> (bits - 2)) & 1 : 0;
+  return 2 * bits + half;
 }
 
 }  // namespace
@@ -24,8 +29,8 @@ MemoTable::Key MemoTable::KeyOf(const Spec& s) {
 }
 
 MemoTable::Point MemoTable::ToPoint(const Budget& b) {
-  return {b.vrf, b.gpr, LogCoord(b.l1_lines), LogCoord(b.l2_lines),
-          LogCoord(b.l3_lines)};
+  return {b.vrf, b.gpr, GridCoord(b.l1_lines), GridCoord(b.l2_lines),
+          GridCoord(b.l3_lines)};
 }
 
 const MemoEntry* MemoTable::Find(const Spec& s) const {

@@ -2,7 +2,7 @@
 //
 // A Spec splits into a table key (the Spec without its budget: kind, dims,
 // dtypes, levels, layouts, flags) and an integer point: its budget, with each
-// cache level as log2(lines) + 1 (0 for no lines). A result found under budget
+// cache level as its index on the budget grid (core/spec.h; 0 for no lines). A result found under budget
 // L whose tree peaks at P (core/impl.h: the least budget under which the tree
 // is valid) is the answer for every budget between P and L, so it is stored
 // once, as the box [P, L]; "no tree fits L" is the answer for every budget

@@ -101,7 +101,8 @@ Budget UsableBudget(const Spec& s, const Target& t) {
   u.gpr = loops + (packable ? 1 + loops : 0) + (c_buffer ? 1 + loops : 0);
   // Cache lines: an operand farther out than level X is placed in X at most
   // twice on a path (a view or buffer, and the source view of its copy); each
-  // placement at most doubles the peak (budgets round to powers of two).
+  // placement at most doubles the peak (peaks round up onto the budget grid,
+  // by less than twice).
   for (Level x : kCacheLevels) {
     int placements = 0;
     int64_t most = 0;

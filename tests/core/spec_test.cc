@@ -62,6 +62,28 @@ TEST(FloorPow2Test, RoundsDownToAPowerOfTwo) {
   EXPECT_EQ(FloorPow2(INT64_MAX), int64_t{1} << 62);
 }
 
+// The budget grid: at most two significant bits; rounding down then up is
+// the identity on it, and each rounds onto it from either side.
+TEST(BudgetGridTest, RoundsOntoTwoSignificantBits) {
+  const std::vector<int64_t> grid = {0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
+  for (int64_t x = -3; x <= 32; ++x) {
+    int64_t down = 0, up = 0;
+    for (int64_t g : grid) {
+      if (g <= x) down = g;
+      if (g >= x && up == 0 && (g > 0 || x <= 0)) up = g;
+    }
+    if (x <= 0) up = 0;
+    EXPECT_EQ(FloorBudgetLines(x), down) << x;
+    EXPECT_EQ(CeilBudgetLines(x), up) << x;
+  }
+  EXPECT_EQ(FloorBudgetLines(506), 384);
+  EXPECT_EQ(FloorBudgetLines(767), 512);
+  EXPECT_EQ(FloorBudgetLines(768), 768);
+  EXPECT_EQ(CeilBudgetLines(385), 512);
+  EXPECT_EQ(CeilBudgetLines(513), 768);
+  EXPECT_EQ(FloorBudgetLines(16384 * 3 / 4), 12288);
+}
+
 TEST(SpecTest, MatmulOperandsHaveMatmulShapes) {
   Spec s = Spec::Matmul(3, 5, 7);
   ASSERT_EQ(s.NumOperands(), 3);

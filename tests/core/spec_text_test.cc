@@ -197,7 +197,7 @@ TEST(SpecTextTest, NonCanonicalTextsPrintCanonically) {
       {"matmul 4x4x4 f32 budget=l1:512,vrf:3,l3:8,gpr:1,l2:4",
        "matmul 4x4x4 f32 budget=vrf:3,gpr:1,l1:512,l2:4,l3:8"},
       {"matmul 4x4x4 f32 budget=vrf:3,gpr:1,l1:500,l2:5000,l3:70000",
-       "matmul 4x4x4 f32 budget=vrf:3,gpr:1,l1:256,l2:4096,l3:65536"},
+       "matmul 4x4x4 f32 budget=vrf:3,gpr:1,l1:384,l2:4096,l3:65536"},
       {"matmul 4x4x4 f32 a=l2 b=l2 c=l2 budget=vrf:3,gpr:1,l1:8,l2:8,l3:8",
        "matmul 4x4x4 f32 a=l2 b=l2 c=l2 budget=vrf:3,gpr:1,l1:8,l2:0,l3:0"},
       {"matmul 1x1x16 f32 b=p16", "matmul 1x1x16 f32"},

@@ -237,7 +237,7 @@ auto WithoutRoomForScratch(F run) {
 // naming the scratch; once memory is back the same kernel runs and is right.
 constexpr char kPackAllOfB[] =
     "pack 1 l3 p16;tile m 8;tile n 64;view 0 l1;view 1 l1 p16;select copy";
-constexpr char kBlocked128Rows[] =
+constexpr char kBlocked64Rows[] =
     "view 0 l2;view 2 l2;to-accum;tile n 512;tile m 1;view 0 l1;"
     "select mem_zero;split k 128;tile n 32;view 1 l1 p16;tile m 3;view 0 l1;"
     "view 2 l1;regs 2 vrf v8;select vector_load;split k 1;tile n 16;"
@@ -254,9 +254,9 @@ void ExpectScratchExhaustedThenRecovers(int threads) {
   const Spec s = *ParseSpec(text);
   const std::string decisions =
       threads > 1
-          ? absl::StrCat("parallel tile m 128;", kPackAllOfB, ";",
-                         kBlocked128Rows)
-          : absl::StrCat(kPackAllOfB, ";tile m 128;", kBlocked128Rows);
+          ? absl::StrCat("parallel tile m 64;", kPackAllOfB, ";",
+                         kBlocked64Rows)
+          : absl::StrCat(kPackAllOfB, ";tile m 64;", kBlocked64Rows);
   absl::StatusOr<KernelPtr> scheduled = rt.GetScheduled(text, decisions);
   if (!scheduled.ok()) {
     std::fprintf(stderr, "schedule: %s\n",
