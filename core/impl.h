@@ -36,9 +36,9 @@ namespace amarena {
 // `peak` is the smallest budget under which this exact tree is valid, given
 // how each rewrite hands budget to its children (cache budgets are rounded
 // down onto the budget grid on the way, core/spec.h, so the peak of a cache
-// level is rounded up onto it). Hence a tree found best under budget L with peak P is best for
-// every budget between P and L: the search's memo table stores it once, as a
-// box.
+// level is rounded up onto it). Hence a tree found best under budget L with
+// peak P is best for every budget between P and L: the search's memo table
+// stores it once, as a box.
 struct Cost {
   int64_t main = 0;
   Budget peak;

@@ -25,11 +25,9 @@ int64_t FloorBudgetLines(int64_t x) {
 }
 
 int64_t CeilBudgetLines(int64_t x) {
-  if (x <= 0) return 0;
-  const int64_t f = FloorBudgetLines(x);
-  if (f == x) return x;
   const int64_t top = FloorPow2(x);
-  return f == top ? top + top / 2 : 2 * top;
+  if (x == top) return top;  // 0 for x <= 0 too
+  return x <= top + top / 2 ? top + top / 2 : 2 * top;
 }
 
 Spec Spec::Matmul(int64_t m, int64_t k, int64_t n, TensorAux a, TensorAux b,

@@ -71,10 +71,10 @@ int64_t CeilPow2(int64_t x);
 
 // The budget grid: cache budgets (and so the peaks of trees) are numbers of
 // lines with at most two significant bits: 0, 1, 2, 3, 4, 6, 8, 12, ...,
-// 256, 384, 512, 768. A leftover budget rounds down onto it, a peak up. Powers
-// of two alone made the budget left beside a 16 KiB C block (506 lines of
-// 512) 256, which forbade the 16 KiB B blocks beside it; the finer grid keeps
-// 384. Largest grid value <= x, and smallest >= x (0 for x <= 0).
+// 256, 384, 512, 768. A leftover budget rounds down onto it, a peak up. With
+// powers of two, the 506 lines a small C tile left of 512 rounded to 256, so
+// a 16 KiB B block beside it left nothing for A; the grid keeps 384.
+// Largest grid value <= x, and smallest >= x (0 for x <= 0).
 int64_t FloorBudgetLines(int64_t x);
 int64_t CeilBudgetLines(int64_t x);
 
@@ -168,8 +168,8 @@ H AbslHashValue(H h, const Spec& s) {
   const std::array<uint64_t, kPackedWords> p = PackProblem(s);
   const Budget b = s.budget.value_or(Budget{-1, -1, 0, 0, 0});
   // The budget folded into one word (cache budgets have at most two
-  // significant bits, so shifted copies rarely cancel): four mixing steps instead of seven keep
-  // the kernel cache's hit path short.
+  // significant bits, so shifted copies rarely cancel): four mixing steps
+  // instead of seven keep the kernel cache's hit path short.
   const uint64_t budget =
       (static_cast<uint64_t>(static_cast<uint32_t>(b.vrf)) |
        static_cast<uint64_t>(static_cast<uint32_t>(b.gpr)) << 32) ^

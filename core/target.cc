@@ -35,9 +35,9 @@ Target Target::Avx2(const CacheSizes& caches) {
   t.l1_lines = FloorPow2(caches.l1d / kLineBytes);
   // Three quarters of L2: what the search places there shares it with the
   // lines streaming through (B panels from L3, the C blocks going back and
-  // forth) and with conflict misses. Given all of it, trees that filled it
-  // (A, C and a packed B together) ran 0.75-0.9x as fast as the trees found
-  // under three quarters, on the Zen 4 host (docs/search.md).
+  // forth) and with conflict misses. Given all of it, the search filled it
+  // (A, C and a packed B together), and on the Zen 4 host those trees ran
+  // slower than the ones found under three quarters (docs/search.md).
   t.l2_lines = FloorBudgetLines(caches.l2 / kLineBytes * 3 / 4);
   t.l3_lines = FloorPow2(caches.l3 / kLineBytes);
   return t;

@@ -2,12 +2,13 @@
 //
 // A Spec splits into a table key (the Spec without its budget: kind, dims,
 // dtypes, levels, layouts, flags) and an integer point: its budget, with each
-// cache level as its index on the budget grid (core/spec.h; 0 for no lines). A result found under budget
-// L whose tree peaks at P (core/impl.h: the least budget under which the tree
-// is valid) is the answer for every budget between P and L, so it is stored
-// once, as the box [P, L]; "no tree fits L" is the answer for every budget
-// below L, the box [0, L]. A new box merges with an existing one that holds the
-// same answer when their union is a box. Lookups scan the key's boxes.
+// cache level as its index on the budget grid (core/spec.h; 0 for no lines). A
+// result found under budget L whose tree peaks at P (core/impl.h: the least
+// budget under which the tree is valid) is the answer for every budget between
+// P and L, so it is stored once, as the box [P, L]; "no tree fits L" is the
+// answer for every budget below L, the box [0, L]. A new box merges with an
+// existing one that holds the same answer when their union is a box. Lookups
+// scan the key's boxes.
 //
 // With compression off (tests compare the two) each result is the single
 // point L.

@@ -15,9 +15,10 @@
 //   (batch stride 0).
 // Yields: an Alloc of kind view with one child, the Spec with the operand now
 //   at that level and that level's budget reduced by the lines, rounded down
-//   onto the budget grid (core/spec.h). No code: the cost model charges the lines as traffic
-//   wherever the view sits, so a view inside a loop pays on every iteration
-//   and a view hoisted out of it pays once (that is what blocking buys).
+//   onto the budget grid (core/spec.h). No code: the cost model charges the
+//   lines as traffic wherever the view sits, so a view inside a loop pays on
+//   every iteration and a view hoisted out of it pays once (that is what
+//   blocking buys).
 //
 // pack: Copy an input operand into a packed buffer in a faster cache level.
 // Applies to: B (operand 1) of Matmul and MatmulAccum when it is in GL, L3 or

@@ -65,14 +65,17 @@ TEST(FloorPow2Test, RoundsDownToAPowerOfTwo) {
 // The budget grid: at most two significant bits; rounding down then up is
 // the identity on it, and each rounds onto it from either side.
 TEST(BudgetGridTest, RoundsOntoTwoSignificantBits) {
-  const std::vector<int64_t> grid = {0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
-  for (int64_t x = -3; x <= 32; ++x) {
+  for (int64_t x = -3; x <= 0; ++x) {
+    EXPECT_EQ(FloorBudgetLines(x), 0) << x;
+    EXPECT_EQ(CeilBudgetLines(x), 0) << x;
+  }
+  const std::vector<int64_t> grid = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32};
+  for (int64_t x = 1; x <= 32; ++x) {
     int64_t down = 0, up = 0;
     for (int64_t g : grid) {
       if (g <= x) down = g;
-      if (g >= x && up == 0 && (g > 0 || x <= 0)) up = g;
+      if (g >= x && up == 0) up = g;
     }
-    if (x <= 0) up = 0;
     EXPECT_EQ(FloorBudgetLines(x), down) << x;
     EXPECT_EQ(CeilBudgetLines(x), up) << x;
   }

@@ -214,8 +214,7 @@ uint64_t MappedBytes() {
 // every allocation of 64 KiB or more made by mmap (so no free heap can
 // answer one): the scratch areas below (1 MiB and more, each with its guard
 // pages) cannot be allocated, while the small allocations of an error path
-// (a status message, a grown heap top) still can. A cap of 1 MiB was not
-// tight enough: the searched tree's 1 MiB scratch sometimes fitted.
+// (a status message, a grown heap top) still can.
 template <typename F>
 auto WithoutRoomForScratch(F run) {
   mallopt(M_MMAP_THRESHOLD, 64 << 10);
@@ -253,10 +252,9 @@ void ExpectScratchExhaustedThenRecovers(int threads) {
   const char* text = "matmul 256x1024x1024 f32";
   const Spec s = *ParseSpec(text);
   const std::string decisions =
-      threads > 1
-          ? absl::StrCat("parallel tile m 64;", kPackAllOfB, ";",
-                         kBlocked64Rows)
-          : absl::StrCat(kPackAllOfB, ";tile m 64;", kBlocked64Rows);
+      threads > 1 ? absl::StrCat("parallel tile m 64;", kPackAllOfB, ";",
+                                 kBlocked64Rows)
+                  : absl::StrCat(kPackAllOfB, ";tile m 64;", kBlocked64Rows);
   absl::StatusOr<KernelPtr> scheduled = rt.GetScheduled(text, decisions);
   if (!scheduled.ok()) {
     std::fprintf(stderr, "schedule: %s\n",

@@ -41,7 +41,8 @@ Spec UnderLess(const Spec& s, std::mt19937_64& rng) {
   Budget& budget = *b.budget;
   budget.vrf = static_cast<int32_t>(cut(budget.vrf));
   budget.gpr = static_cast<int32_t>(cut(budget.gpr));
-  for (Level l : kCacheLevels) budget.Lines(l) = FloorBudgetLines(cut(budget.Lines(l)));
+  for (Level l : kCacheLevels)
+    budget.Lines(l) = FloorBudgetLines(cut(budget.Lines(l)));
   return Canonical(b);
 }
 
