@@ -224,7 +224,12 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
         // adds to them; a zero or a first k block writes whole lines, which
         // the cache still fetches) and written back.
         const int ways = e.alloc.operand == spec.OutputIndex() ? 2 : 1;
-        c.main += ways * moved.Lines() * line;
+        const int64_t traffic = ways * moved.Lines() * line;
+        if (OverlapsWork(from, to)) {
+          c.main = std::max(c.main, traffic);
+        } else {
+          c.main += traffic;
+        }
       }
       break;
     }
@@ -288,6 +293,7 @@ int64_t LeastMatmulCost(const Spec& spec, const Target& t) {
 
 int64_t LowerBound(const Spec& spec, const Target& t) {
   int64_t lb = 0;
+  int64_t overlapped = 0;
   if (spec.IsMatmul()) lb = LeastMatmulCost(spec, t);
   // An f32 C outside registers: every element is written to memory by a
   // kernel, and read first when accumulating: a vector store (and load) of at
@@ -345,9 +351,18 @@ int64_t LowerBound(const Spec& spec, const Target& t) {
     // L1 only through views (or, a bf16 C, through an f32 buffer whose
     // epilogue copy is itself a Spec with this output, bounded the same way).
     const int64_t ways = i == spec.OutputIndex() ? 2 : 1;
-    lb += copies * ways * op.Lines() * line;
+    const int64_t traffic = copies * ways * op.Lines() * line;
+    // From L2 the lines may reach L1 through views that overlap the work
+    // (OverlapsWork): the tree costs at least each such operand's traffic,
+    // not their sum nor the work plus them. Everything else adds: kernels
+    // and the views from GL and L3 (into L2 or L1).
+    if (OverlapsWork(l, Level::kL1)) {
+      overlapped = std::max(overlapped, traffic);
+      continue;
+    }
+    lb += traffic;
   }
-  return lb;
+  return std::max(lb, overlapped);
 }
 
 }  // namespace amarena

@@ -1,8 +1,8 @@
 // The affine cost model, and how budget flows down the tree.
 //
 // Cost: a node's cost is a non-negative combination of its children's plus a
-// constant, so a cheaper child never makes its parent dearer and memoised DP
-// over Specs is exact.
+// constant, or the larger of its child's and a constant, so a cheaper child
+// never makes its parent dearer and memoised DP over Specs is exact.
 //   Loop   : counted: F * (body + back-edge) + remainder; unrolled: F * body +
 //            remainder (back-edge: loop_iteration, or loop_iteration_stack
 //            when the counter is in a stack slot); a serial loop that does
@@ -14,8 +14,10 @@
 //            loop along k pays for B's panels or columns read side by side
 //            (SideBySideRuns)
 //   Block  : sum of children
-//   Alloc  : view: lines * price(source level, dense or strided), twice
-//            for the output (read and written back) + body;
+//   Alloc  : view: traffic = lines * price(source level, dense or
+//            strided), twice for the output (read and written back);
+//            into L1 from L2, max(traffic, body) (OverlapsWork),
+//            else traffic + body;
 //            buffer and register tile: sum of children (the copies are
 //            Move children with their own cost)
 //   Kernel : the kernel's own cost (core/kernels.h)
@@ -23,9 +25,9 @@
 // Budget: ChildBudget says what a node leaves its children; ComposeCost's
 // peak is its inverse, the least parent budget under which every child's
 // peak still fits:
-//   view / buffer at cache level X : X -= lines, rounded down to a power of
-//                                    two; a buffer also takes one GPR (its
-//                                    base pointer)
+//   view / buffer at cache level X : X -= lines, rounded down onto the
+//                                    budget grid (core/spec.h); a buffer
+//                                    also takes one GPR (its base pointer)
 //   register tile                  : vrf -= registers
 //   counted loop, counter in a GPR : the body gets gpr - 1
 //
@@ -40,6 +42,19 @@
 #include "core/target.h"
 
 namespace amarena {
+
+// Whether a view from `from` into `to` overlaps the work below it: lines
+// filled into L1 from L2 arrive while the kernels run (the prefetchers
+// follow their streams, and L2 feeds L1 faster than the FMAs consume), so
+// such a view costs the larger of its traffic and its body. Other views add
+// to the body. On the Zen 4 host, one pinned thread, each tree timed
+// against the one the model that added every view picked: 128x768x3072
+// 1.4x, 16x4096x4096 1.08x, 512^3 and 1024^3 1.04x, 2048^3 1.02x,
+// 17x1793x796 1.01x. Hiding L3's views too made thin row strips stream
+// all of B from L3 and lost (16x4096x4096 0.84x, 17x1793x796 0.92x).
+constexpr bool OverlapsWork(Level from, Level to) {
+  return to == Level::kL1 && from == Level::kL2;
+}
 
 // The budget an Alloc leaves its children, or nullopt when the moved tensor
 // does not fit.

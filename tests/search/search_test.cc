@@ -305,24 +305,26 @@ TEST(SearchTest, Avx512TargetUsesZmmRegisterTiles) {
   EXPECT_LE(impl->get()->cost.peak.vrf, 32);
 }
 
-TEST(SearchTest, PackedBAndBlockingAtL2AndL1For512And1024) {
+// The shape of a large matmul's tree: B packed, A viewed in L1, and C held in
+// register tiles (where the kernels run).
+TEST(SearchTest, PackedBAndRegisterTilesFor512And1024) {
   const Target t = Avx2();
   for (int64_t size : {512, 1024}) {
     Searcher s(t);
     auto impl = s.Solve(t.Bind(Spec::Matmul(size, size, size)));
     ASSERT_TRUE(impl.ok());
-    bool packed_b = false, l2 = false, l1 = false;
+    bool packed_b = false, a_l1 = false, c_regs = false;
     ForEachNode(**impl, [&](const ImplNode& node) {
       const ImplNode* n = &node;
       if (n->how.type == NodeType::kAlloc) {
         const AllocInfo& a = n->how.alloc;
         packed_b |= a.kind == AllocKind::kBuffer && a.operand == 1 &&
                     a.to.layout.packed();
-        l2 |= a.to.level == Level::kL2;
-        l1 |= a.to.level == Level::kL1;
+        a_l1 |= a.operand == 0 && a.to.level == Level::kL1;
+        c_regs |= a.operand == 2 && a.to.level == Level::kVRF;
       }
     });
-    EXPECT_TRUE(packed_b && l2 && l1) << PrintImpl(**impl);
+    EXPECT_TRUE(packed_b && a_l1 && c_regs) << PrintImpl(**impl);
   }
 }
 
