@@ -81,7 +81,9 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
 // each operand's elements brought in once from its level at the dense price.
 // Every element must reach L1 through some view out of its level, and a view
 // charges at least the dense price per line for at least elements * size / 64
-// lines.
+// lines. An operand in L2 may reach L1 under views that overlap the work
+// (OverlapsWork), so its lines are not added: the bound is the larger of the
+// sum of the rest and each L2 operand's lines.
 int64_t LowerBound(const Spec& spec, const Target& t);
 
 }  // namespace amarena

@@ -1,7 +1,8 @@
 // The cost model's code-size term (core/cost_model.h, RemainderCode): which
 // loops pay for their remainder's code, that the charge depends on the Spec
 // alone, and the trees it leads the search to (counted loops, not chains of
-// unrolled remainders).
+// unrolled remainders); and which views overlap the work below them
+// (OverlapsWork).
 #include "core/cost_model.h"
 
 #include "core/spec_text.h"
@@ -60,6 +61,41 @@ TEST(CostModelTest, OnlySerialMemoryLoopsWithARemainderPayForItsCode) {
   }
   EXPECT_GT(charged, 10);
   EXPECT_GT(free, 10);
+}
+
+// A view into L1 from L2 costs the larger of its traffic and its body; every
+// other view adds its traffic to the body.
+TEST(CostModelTest, OnlyViewsFromL2IntoL1OverlapTheirBody) {
+  const Target t = Avx2();
+  int overlapping = 0, adding = 0;
+  for (const char* text :
+       {"matmul 64x64x64 f32 a=l2 b=l2 c=l2", "matmul 64x64x64 f32 b=l3,p16",
+        "matmul 64x64x64 f32"}) {
+    const Spec s = t.Bind(*ParseSpec(text));
+    for (const Candidate& c : EnumerateCandidates(s, t)) {
+      const Expansion& e = c.expansion;
+      if (e.type != NodeType::kAlloc || e.alloc.kind != AllocKind::kView)
+        continue;
+      std::vector<Cost> none(1), small(1), large(1);
+      small[0].main = 1;
+      large[0].main = int64_t{1} << 40;
+      const int64_t traffic = ComposeCost(s, e, none, t).main;
+      ASSERT_GT(traffic, 1) << PrintSpec(s);
+      const Level from = s.aux[e.alloc.operand].level;
+      if (OverlapsWork(from, e.alloc.to.level)) {
+        ++overlapping;
+        EXPECT_EQ(ComposeCost(s, e, small, t).main, traffic) << PrintSpec(s);
+        EXPECT_EQ(ComposeCost(s, e, large, t).main, large[0].main);
+      } else {
+        ++adding;
+        EXPECT_EQ(ComposeCost(s, e, small, t).main, traffic + 1)
+            << PrintSpec(s);
+        EXPECT_EQ(ComposeCost(s, e, large, t).main, traffic + large[0].main);
+      }
+    }
+  }
+  EXPECT_GT(overlapping, 0);
+  EXPECT_GT(adding, 0);
 }
 
 // Packing copies and zero fills too large for one kernel (more than
