@@ -44,7 +44,19 @@ struct Cost {
   Budget peak;
   int32_t depth = 0;
 
-  friend auto operator<=>(const Cost&, const Cost&) = default;
+  friend bool operator==(const Cost&, const Cost&) = default;
+  // Equal costs prefer the shallower tree, then the smaller peak: fewer
+  // loops and views around the same kernels is less code and fewer reloads
+  // the model does not price (docs/search.md, the DP). With the peak first,
+  // a 6x64 AVX-512 register tile ran as six 2x32 kernels, twelve B loads a
+  // k step instead of four, for two fewer scratch registers. The memo's boxes
+  // stay sound: a tree best under budget L is still best, in this order,
+  // among the trees that fit any smaller budget it fits.
+  friend std::strong_ordering operator<=>(const Cost& a, const Cost& b) {
+    if (auto c = a.main <=> b.main; c != 0) return c;
+    if (auto c = a.depth <=> b.depth; c != 0) return c;
+    return a.peak <=> b.peak;
+  }
 };
 
 enum class NodeType : uint8_t { kLoop, kBlock, kAlloc, kKernel };

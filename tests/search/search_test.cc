@@ -328,6 +328,35 @@ TEST(SearchTest, PackedBAndRegisterTilesFor512And1024) {
   }
 }
 
+// Equal costs go to the shallower tree before the smaller peak: the AVX-512
+// 6x64 register tiles of 1024^3 and 2048^3 are one broadcast kernel per k
+// step (four B loads, six broadcasts), not six 2x32 kernels that need two
+// fewer scratch registers at the same modelled cost.
+TEST(SearchTest, EqualCostsGoToTheShallowerTree) {
+  Cost shallow{.main = 10, .peak = {}, .depth = 3};
+  Cost deep{.main = 10, .peak = {}, .depth = 5};
+  shallow.peak.vrf = 5;
+  deep.peak.vrf = 3;
+  EXPECT_LT(shallow, deep);
+  const Cost dearer{.main = 11, .peak = {}, .depth = 1};
+  EXPECT_LT(deep, dearer);
+
+  const Target t =
+      Target::Avx512({.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20});
+  for (int64_t size : {1024, 2048}) {
+    Searcher s(t);
+    auto impl = s.Solve(t.Bind(Spec::Matmul(size, size, size)));
+    ASSERT_TRUE(impl.ok());
+    int64_t widest = 0;
+    ForEachNode(**impl, [&](const ImplNode& node) {
+      if (node.how.type == NodeType::kKernel &&
+          node.how.kernel == KernelId::kBroadcastFma)
+        widest = std::max(widest, node.spec.m * node.spec.n);
+    });
+    EXPECT_EQ(widest, 6 * 64) << PrintImpl(**impl);
+  }
+}
+
 // The lower bound is admissible: at every node of the best trees for random
 // f32 matmuls, bf16 ones and pre-packed B (every node's cost is the best for
 // its Spec), on both ISAs, it is at most the node's cost.
