@@ -4,7 +4,6 @@
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/match.h"
 #include "core/cost_model.h"
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
@@ -31,7 +30,6 @@ void ExpectConsistent(const ImplNode& n, const Target& t) {
 }
 
 using testing::ForEachNode;
-using testing::UsesKernel;
 
 TEST(SearchTest, TreesAreConsistentWithTheCostModel) {
   Target t = Avx2();
@@ -42,14 +40,6 @@ TEST(SearchTest, TreesAreConsistentWithTheCostModel) {
     ASSERT_TRUE(impl.ok()) << impl.status();
     ExpectConsistent(**impl, t);
   }
-}
-
-TEST(SearchTest, VectorisableMatmulUsesTheBroadcastFmaKernel) {
-  Target t = Avx2();
-  Searcher s(t);
-  auto impl = s.Solve(t.Bind(Spec::Matmul(64, 64, 64)));
-  ASSERT_TRUE(impl.ok());
-  EXPECT_TRUE(UsesKernel(**impl, KernelId::kBroadcastFma)) << PrintImpl(**impl);
 }
 
 TEST(SearchTest, DeterministicForTheSameSpecAndTarget) {
@@ -288,75 +278,6 @@ TEST(SearchTest, ResolvingAtThePeakGivesTheSameDecision) {
   }
 }
 
-TEST(SearchTest, Avx512TargetUsesZmmRegisterTiles) {
-  const Target t =
-      Target::Avx512({.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20});
-  Searcher s(t);
-  auto impl = s.Solve(t.Bind(Spec::Matmul(256, 256, 256)));
-  ASSERT_TRUE(impl.ok());
-  bool zmm_tile = false;
-  ForEachNode(**impl, [&](const ImplNode& node) {
-    const ImplNode* n = &node;
-    if (n->how.type == NodeType::kKernel &&
-        n->how.kernel == KernelId::kBroadcastFma)
-      zmm_tile |= n->spec.aux[2].vector_width == 16;
-  });
-  EXPECT_TRUE(zmm_tile) << PrintImpl(**impl);
-  EXPECT_LE(impl->get()->cost.peak.vrf, 32);
-}
-
-// The shape of a large matmul's tree: B packed, A viewed in L1, and C held in
-// register tiles (where the kernels run).
-TEST(SearchTest, PackedBAndRegisterTilesFor512And1024) {
-  const Target t = Avx2();
-  for (int64_t size : {512, 1024}) {
-    Searcher s(t);
-    auto impl = s.Solve(t.Bind(Spec::Matmul(size, size, size)));
-    ASSERT_TRUE(impl.ok());
-    bool packed_b = false, a_l1 = false, c_regs = false;
-    ForEachNode(**impl, [&](const ImplNode& node) {
-      const ImplNode* n = &node;
-      if (n->how.type == NodeType::kAlloc) {
-        const AllocInfo& a = n->how.alloc;
-        packed_b |= a.kind == AllocKind::kBuffer && a.operand == 1 &&
-                    a.to.layout.packed();
-        a_l1 |= a.operand == 0 && a.to.level == Level::kL1;
-        c_regs |= a.operand == 2 && a.to.level == Level::kVRF;
-      }
-    });
-    EXPECT_TRUE(packed_b && a_l1 && c_regs) << PrintImpl(**impl);
-  }
-}
-
-// Equal costs go to the shallower tree before the smaller peak: the AVX-512
-// 6x64 register tiles of 1024^3 and 2048^3 are one broadcast kernel per k
-// step (four B loads, six broadcasts), not six 2x32 kernels that need two
-// fewer scratch registers at the same modelled cost.
-TEST(SearchTest, EqualCostsGoToTheShallowerTree) {
-  Cost shallow{.main = 10, .peak = {}, .depth = 3};
-  Cost deep{.main = 10, .peak = {}, .depth = 5};
-  shallow.peak.vrf = 5;
-  deep.peak.vrf = 3;
-  EXPECT_LT(shallow, deep);
-  const Cost dearer{.main = 11, .peak = {}, .depth = 1};
-  EXPECT_LT(deep, dearer);
-
-  const Target t =
-      Target::Avx512({.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20});
-  for (int64_t size : {1024, 2048}) {
-    Searcher s(t);
-    auto impl = s.Solve(t.Bind(Spec::Matmul(size, size, size)));
-    ASSERT_TRUE(impl.ok());
-    int64_t widest = 0;
-    ForEachNode(**impl, [&](const ImplNode& node) {
-      if (node.how.type == NodeType::kKernel &&
-          node.how.kernel == KernelId::kBroadcastFma)
-        widest = std::max(widest, node.spec.m * node.spec.n);
-    });
-    EXPECT_EQ(widest, 6 * 64) << PrintImpl(**impl);
-  }
-}
-
 // The lower bound is admissible: at every node of the best trees for random
 // f32 matmuls, bf16 ones and pre-packed B (every node's cost is the best for
 // its Spec), on both ISAs, it is at most the node's cost.
@@ -384,93 +305,6 @@ TEST(SearchTest, LowerBoundNeverExceedsTheBestCost) {
     }
   }
   EXPECT_GT(nodes, 1000);
-}
-
-// A pre-packed bf16 B streamed from DRAM is read a few panels at a time
-// (CostParams::dram_streams): no view of B from DRAM, and no loop along k
-// over B still in DRAM, spans more panels, on either ISA.
-TEST(SearchTest, PrePackedBIsStreamedAFewPanelsAtATime) {
-  const CacheSizes caches{.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20};
-  for (const Target& t : {Target::Avx2(caches), Target::Avx512(caches)}) {
-    for (const char* text : {"matmul 1x2048x16384 bf16*bf16->f32 b=p32",
-                             "matmul 1x2048x16384 bf16*bf16->f32 b=p64",
-                             "matmul 1x2048x16384 bf16*bf16->f32 b=p32s2",
-                             "matmul 16x300x100 bf16*bf16->f32 b=p16s2"}) {
-      Searcher s(t);
-      auto impl = s.Solve(t.Bind(*ParseSpec(text)));
-      ASSERT_TRUE(impl.ok()) << impl.status();
-      ForEachNode(**impl, [&](const ImplNode& node) {
-        const ImplNode* n = &node;
-        const TensorSpec b = n->spec.Operand(1);
-        if (n->how.type == NodeType::kLoop && n->how.loop.dim == Dim::kK &&
-            b.aux.level == Level::kGL) {
-          EXPECT_LE(b.Panels(), t.cost.dram_streams) << PrintImpl(**impl);
-        }
-        if (n->how.type == NodeType::kAlloc && n->how.alloc.operand == 1 &&
-            b.aux.level == Level::kGL) {
-          EXPECT_LE(b.Panels(), t.cost.dram_streams) << PrintImpl(**impl);
-        }
-      });
-    }
-  }
-}
-
-// Panels in sections: a loop along n over more than one group of S panels
-// takes whole groups (the emitter steps a group at a time), a tile within a
-// group any whole panels; and the vector-matrix multiply reads two panels
-// side by side a section apart, not one after the other.
-TEST(SearchTest, PanelsInSectionsAreTiledByWholeGroups) {
-  const CacheSizes caches{.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20};
-  for (const Target& t : {Target::Avx2(caches), Target::Avx512(caches)}) {
-    for (const char* text : {"matmul 1x2048x16384 bf16*bf16->f32 b=p32s2",
-                             "matmul 16x300x1000 bf16*bf16->f32 b=p16s4",
-                             "matmul 5x64x200 f32 b=p8s4"}) {
-      Searcher s(t);
-      auto impl = s.Solve(t.Bind(*ParseSpec(text)));
-      ASSERT_TRUE(impl.ok()) << impl.status();
-      bool far_pair = false;
-      ForEachNode(**impl, [&](const ImplNode& node) {
-        const TensorSpec b = node.spec.Operand(1);
-        if (node.how.type == NodeType::kLoop && node.how.loop.dim == Dim::kN &&
-            b.layout().in_sections()) {
-          const int64_t p = b.layout().panel_width();
-          const int64_t group = b.layout().section_count() * p;
-          EXPECT_EQ(node.how.loop.tile % (b.cols > group ? group : p), 0)
-              << PrintImpl(**impl);
-        }
-        far_pair |= node.how.type == NodeType::kAlloc &&
-                    node.how.alloc.operand == 1 && b.aux.level == Level::kGL &&
-                    b.Panels() == 2 && !b.AdjacentPanels();
-      });
-      if (absl::StrContains(text, "1x2048x16384")) {
-        EXPECT_TRUE(far_pair) << PrintImpl(**impl);
-      }
-    }
-  }
-}
-
-// A column-major bf16 B in DRAM is read one column after another: no loop
-// along k cuts the columns of a B still in DRAM while spanning more than
-// dram_streams of them (which would read every column in pieces, far apart
-// in time), on either ISA.
-TEST(SearchTest, ColumnMajorBIsReadColumnAfterColumn) {
-  const CacheSizes caches{.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20};
-  Target avx512 = Target::Avx512(caches);
-  avx512.bf16_dot = true;
-  for (const Target& t : {Target::Avx2(caches), avx512}) {
-    Searcher s(t);
-    auto impl =
-        s.Solve(t.Bind(*ParseSpec("matmul 1x2048x16384 bf16*bf16->f32 b=col")));
-    ASSERT_TRUE(impl.ok()) << impl.status();
-    ForEachNode(**impl, [&](const ImplNode& node) {
-      const ImplNode* n = &node;
-      const TensorSpec b = n->spec.Operand(1);
-      if (n->how.type == NodeType::kLoop && n->how.loop.dim == Dim::kK &&
-          b.aux.level == Level::kGL && n->how.loop.tile < n->spec.k) {
-        EXPECT_LE(b.cols, t.cost.dram_streams) << PrintImpl(**impl);
-      }
-    });
-  }
 }
 
 // A view of a wider matrix costs what the dense problem costs (every view is
