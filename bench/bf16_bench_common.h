@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "bench/page_aligned.h"
 
 namespace amarena::bf16bench {
 
@@ -42,28 +43,10 @@ Problem MakeProblem(int64_t m);
 // tolerance of every amarena check.
 bool SampleMatches(const Problem& p, const float* c);
 
-// The copies of B start on a page, as oneDNN's own buffers (its
-// pre-packed weights) start on at least 64 bytes and an engine's mapped
-// weights on a page; a large std::vector's data sits 16 bytes past a page, so
-// that every 64-byte load would straddle two lines.
-template <typename T>
-struct PageAligned {
-  using value_type = T;
-  PageAligned() = default;
-  template <typename U>
-  PageAligned(const PageAligned<U>&) {}
-  T* allocate(size_t n) {
-    const size_t bytes = (n * sizeof(T) + 4095) / 4096 * 4096;
-    void* p = std::aligned_alloc(4096, bytes);
-    if (p == nullptr) throw std::bad_alloc();
-    return static_cast<T*>(p);
-  }
-  void deallocate(T* p, size_t) { std::free(p); }
-  friend bool operator==(const PageAligned&, const PageAligned&) {
-    return true;
-  }
-};
-using Bf16Buffer = std::vector<uint16_t, PageAligned<uint16_t>>;
+// The copies of B start on a page (bench/page_aligned.h), as oneDNN's own
+// buffers (its pre-packed weights) start on at least 64 bytes and an
+// engine's mapped weights on a page.
+using Bf16Buffer = std::vector<uint16_t, bench::PageAligned<uint16_t>>;
 
 // Runs each of `runs` once per round, in random order, each call on the next
 // copy of its B, for `rounds` rounds: us[i][r] is run i's time in round r.

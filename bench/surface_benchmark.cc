@@ -35,6 +35,7 @@
 #include "absl/strings/str_cat.h"
 #include "amarena/amarena.hpp"
 #include "bench/batch_timer.h"
+#include "bench/page_aligned.h"
 #include "core/dtype.h"
 #include "jit/cpu_features.h"
 #include "oneapi/dnnl/dnnl.hpp"
@@ -46,10 +47,14 @@
 namespace amarena::bench {
 namespace {
 
-std::vector<float> Random(size_t n, uint32_t seed) {
+// Every operand starts on a page, as in an engine (bench/page_aligned.h).
+using Floats = std::vector<float, PageAligned<float>>;
+using Halves = std::vector<uint16_t, PageAligned<uint16_t>>;
+
+Floats Random(size_t n, uint32_t seed) {
   std::mt19937 g(seed);
   std::uniform_real_distribution<float> d(-1, 1);
-  std::vector<float> v(n);
+  Floats v(n);
   for (float& x : v) x = d(g);
   return v;
 }
@@ -57,15 +62,15 @@ std::vector<float> Random(size_t n, uint32_t seed) {
 // A matrix of rows x cols at pitch `ld` (elements) inside a vector.
 struct View {
   int64_t rows, cols, ld;
-  float At(const std::vector<float>& v, int64_t r, int64_t c) const {
+  float At(const Floats& v, int64_t r, int64_t c) const {
     return v[static_cast<size_t>(r * ld + c)];
   }
 };
 
 // C (m x n at pitch ldc) against A.B in double, with a tolerance scaled by k.
-bool MatchesProduct(const std::vector<float>& a, View av,
-                    const std::vector<float>& b, View bv,
-                    const std::vector<float>& c, View cv) {
+bool MatchesProduct(const Floats& a, View av,
+                    const Floats& b, View bv,
+                    const Floats& c, View cv) {
   for (int64_t i = 0; i < cv.rows; ++i)
     for (int64_t j = 0; j < cv.cols; ++j) {
       double want = 0, mag = 0;
@@ -127,7 +132,7 @@ void Report(const std::string& section, std::vector<Variant> vs, int rounds) {
 // One amarena kernel with its operands, made and checked.
 struct Gemm {
   Kernel k;
-  std::vector<float> a, b, c;
+  Floats a, b, c;
   std::vector<void*> ops;
 };
 
@@ -178,9 +183,9 @@ void Strided(int rounds) {
 // The activations and weights of a 1 x 2048 x 16384 matrix-vector product.
 struct MatVec {
   static constexpr int64_t k = 2048, n = 16384;
-  std::vector<float> x = Random(k, 3), w = Random(k * n, 4);  // w: K x N
-  std::vector<uint16_t> w16, x16;
-  std::vector<float> y = std::vector<float>(n);
+  Floats x = Random(k, 3), w = Random(k * n, 4);  // w: K x N
+  Halves w16, x16;
+  Floats y = Floats(n);
   MatVec() : w16(w.size()), x16(k) {
     for (size_t i = 0; i < w.size(); ++i) w16[i] = Bf16FromF32(w[i]);
     // The weights as the kernels see them, for the reference check.
@@ -188,7 +193,7 @@ struct MatVec {
   }
   // y against x.W, with x rounded to bf16 first when `x_bf16`.
   bool Check(bool x_bf16) const {
-    std::vector<float> xs(x);
+    Floats xs(x);
     if (x_bf16)
       for (float& v : xs) v = F32FromBf16(Bf16FromF32(v));
     return MatchesProduct(xs, {1, k, k}, w, {k, n, n}, y, {1, n, n});
@@ -207,7 +212,7 @@ Variant AmarenaMatVec(std::shared_ptr<MatVec> mv, bool f32_activations) {
   struct State {
     std::shared_ptr<MatVec> mv;
     Kernel k;
-    std::vector<uint16_t> packed;
+    Halves packed;
     std::vector<void*> ops;
   };
   auto st = std::make_shared<State>();
@@ -288,12 +293,12 @@ void Mixed(int rounds) {
 // Batched: C[i] = A[i].B[i], i < 16, each 128x64 by 64x128, dense batches.
 struct Batch {
   static constexpr int64_t b = 16, m = 128, k = 64, n = 128;
-  std::vector<float> a = Random(b * m * k, 5), w = Random(b * k * n, 6);
-  std::vector<float> c = std::vector<float>(b * m * n);
+  Floats a = Random(b * m * k, 5), w = Random(b * k * n, 6);
+  Floats c = Floats(b * m * n);
   bool Check() const {
     for (int64_t i = 0; i < b; ++i) {
-      auto slice = [i](const std::vector<float>& v, int64_t size) {
-        return std::vector<float>(v.begin() + i * size,
+      auto slice = [i](const Floats& v, int64_t size) {
+        return Floats(v.begin() + i * size,
                                   v.begin() + (i + 1) * size);
       };
       if (!MatchesProduct(slice(a, m * k), {m, k, k}, slice(w, k * n),
