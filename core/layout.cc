@@ -190,9 +190,68 @@ std::string Layout::PanelText() const {
 }
 
 std::string Layout::Text() const {
-  if (row_major()) return PanelText();
-  if (!packed()) return std::string(Name(order_));
-  return absl::StrCat(Name(order_), ",", PanelText());
+  std::string t = row_major() ? PanelText()
+                  : packed()  ? absl::StrCat(Name(order_), ",", PanelText())
+                              : std::string(Name(order_));
+  if (spread_ != 0)
+    absl::StrAppend(&t, t.empty() ? "" : ",", "sets", 1 << (spread_ - 1));
+  return t;
+}
+
+absl::StatusOr<int> Layout::ParseSpread(absl::string_view p) {
+  if (p.size() < 5 || p.substr(0, 4) != "sets")
+    return absl::InvalidArgumentError(
+        absl::StrCat("set spread is '", p, "', must be setsN"));
+  AMARENA_ASSIGN_OR_RETURN(int64_t n, Count(p.substr(4), "set spread"));
+  for (int s = 0; s <= kMaxSpread; ++s)
+    if (n == int64_t{1} << s) return s;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "set spread is ", n, ", must be a power of two from 1 to 64"));
+}
+
+int Layout::SpreadOfPitch(int64_t pitch_bytes) {
+  // Rows i * pitch apart start on kWayBytes / gcd(pitch, kWayBytes) byte
+  // offsets within a way; in lines, at most all of them.
+  int64_t g = kWayBytes;
+  while (g > kLineBytes && pitch_bytes % g != 0) g /= 2;
+  int spread = 0;
+  for (int64_t d = kWayBytes / g; d > 1; d /= 2) ++spread;
+  return spread;
+}
+
+int Layout::SetSpread(int64_t rows, int64_t cols, int64_t es) const {
+  if (spread_ != 0) return spread_ - 1;
+  return SpreadOfPitch(Pitch(rows, cols) * es);
+}
+
+Layout Layout::AsTileOf(int64_t rows, int64_t cols, int64_t es) const {
+  if (packed()) return *this;
+  Layout l = WithLd(0);
+  l.spread_ = static_cast<uint8_t>(SetSpread(rows, cols, es) + 1);
+  return l;
+}
+
+Layout Layout::WithSpread(int spread) const {
+  AMARENA_CHECK(!packed() && spread >= 0 && spread <= kMaxSpread);
+  Layout l = *this;
+  l.spread_ = static_cast<uint8_t>(spread + 1);
+  return l;
+}
+
+bool Layout::Dense(int64_t rows, int64_t cols, int64_t es) const {
+  const int64_t outer = OuterExtent(rows, cols);
+  if (packed() || outer <= kDenseRows) return true;
+  // Rows start on `starts` line offsets of the way's 64 sets, `apart` sets
+  // from one to the next; each row covers `run` sets from its start. Runs
+  // that reach the next start fill every set evenly; shorter ones fill
+  // `starts * run` sets, each with the rows starting at one offset.
+  const int64_t sets = kWayBytes / kLineBytes;
+  const int64_t starts = int64_t{1} << SetSpread(rows, cols, es);
+  const int64_t apart = sets / starts;
+  const int64_t run = (InnerExtent(rows, cols) * es + kLineBytes - 1) / kLineBytes;
+  const int64_t per_set = run >= apart ? (outer * run + sets - 1) / sets
+                                       : (outer + starts - 1) / starts;
+  return per_set <= kDenseRows;
 }
 
 Layout Layout::Canonical(int64_t rows, int64_t cols) const {
@@ -210,6 +269,9 @@ Layout Layout::Canonical(int64_t rows, int64_t cols) const {
   if (ld_ != 0 && (OuterExtent(rows, cols) <= 1 ||
                    ld_ == InnerExtent(rows, cols)))
     l.ld_ = 0;
+  // A set spread means nothing to panels, nor to a tile of few enough rows
+  // that any pitch leaves it dense.
+  if (l.packed() || OuterExtent(rows, cols) <= kDenseRows) l.spread_ = 0;
   return l;
 }
 

@@ -122,9 +122,12 @@ class Layout {
   // into row-major panels. Errors are InvalidArgument, their message saying
   // what is wrong ("panel width is 0, must be 1 to 1024").
   static absl::StatusOr<Layout> ParsePanels(absl::string_view text);
+  // "setsN", N a power of two from 1 to 64: the set spread log2(N).
+  static absl::StatusOr<int> ParseSpread(absl::string_view text);
   // The panel part of the text ("" when plain), and the whole layout as Spec
   // text writes it, comma-separated, row-major unsaid: "", "col", "p32",
-  // "col,p16", "p32x2s2".
+  // "col,p16", "p32x2s2"; a tile's set spread follows as "sets8" (rows
+  // start on 8 distinct sets; ParseSpread reads it back).
   std::string PanelText() const;
   std::string Text() const;
 
@@ -184,14 +187,41 @@ class Layout {
   // pairs and each element takes twice its bytes.
   int64_t Lines(int64_t rows, int64_t cols, int64_t es) const;
   // Whether the tile streams from memory well: packed panels (long runs), or
-  // at most kDenseRows rows, which stay within L1's associativity even at a
-  // 4 KiB pitch and within what the prefetchers track. A taller tile of a
-  // plain matrix is one short run per row: its lines alias in the cache sets
-  // and each row opens a stream. Every tile is priced as a view of a larger
-  // matrix, so this holds with a leading dimension as it does without.
+  // a plain tile whose lines fall on no L1 set more than kDenseRows times
+  // (the ways every x86 L1 this project meets has at least). The outer rows
+  // of a plain tile start a pitch apart, so how they spread over the sets
+  // depends on that pitch (SetSpread): at a multiple of 4 KiB every row
+  // starts on the same set and at most kDenseRows rows fit; at 512 B rows
+  // start on 8 sets, 8 apart, and 64 rows of up to 8 lines do; at an odd
+  // pitch they spread over all 64 sets. A taller tile that does not fit
+  // aliases in the sets and opens a stream per row: it is priced strided.
   static constexpr int64_t kDenseRows = 8;
-  bool Dense(int64_t rows, int64_t cols) const {
-    return packed() || OuterExtent(rows, cols) <= kDenseRows;
+  bool Dense(int64_t rows, int64_t cols, int64_t es) const;
+
+  // --- Pitch, as the cache sets see it -------------------------------------
+  // A tile of a plain matrix keeps the matrix's pitch (the JIT addresses it
+  // through its parent's view), but its Spec forgets the pitch so that
+  // problems with and without a leading dimension share sub-problems. What
+  // the cost model needs of the pitch is kept instead: log2 of the distinct
+  // 64-byte line offsets within a 4 KiB L1 way that the outer rows start at,
+  // 0 (a multiple of 4 KiB) to 6 (any pitch not a multiple of 128 bytes:
+  // all 64 sets). A matrix that is not a tile (a Spec's own operand, a
+  // buffer) has none stored and uses its own pitch.
+  static constexpr int kWayBytes = 4096;
+  static constexpr int kMaxSpread = 6;
+  static int SpreadOfPitch(int64_t pitch_bytes);
+  int SetSpread(int64_t rows, int64_t cols, int64_t es) const;
+  // 1 + the stored set spread; 0 when none is stored.
+  int spread_code() const { return spread_; }
+  // This layout as a tile of a (rows x cols) matrix in it sees it: no leading
+  // dimension, and the matrix's set spread (a plain layout only).
+  Layout AsTileOf(int64_t rows, int64_t cols, int64_t es) const;
+  // Plain with the given set spread (0 to kMaxSpread) stored; without one.
+  Layout WithSpread(int spread) const;
+  Layout WithoutSpread() const {
+    Layout l = *this;
+    l.spread_ = 0;
+    return l;
   }
   // Bytes of each contiguous run of a plain tile (one row, or one column).
   int64_t RunBytes(int64_t rows, int64_t cols, int64_t es) const {
@@ -245,7 +275,7 @@ class Layout {
   template <typename H>
   friend H AbslHashValue(H h, const Layout& l) {
     return H::combine(std::move(h), l.order_, l.panel_, l.pairs_, l.sections_,
-                      l.ld_);
+                      l.ld_, l.spread_);
   }
 
  private:
@@ -254,6 +284,7 @@ class Layout {
   uint8_t pairs_ = 0;     // 2: rows in pairs within each panel; 0: not
   uint8_t sections_ = 0;  // S > 1: panels dealt round S sections; 0: not
   uint32_t ld_ = 0;       // plain: outer rows ld_ apart; 0: dense
+  uint8_t spread_ = 0;    // plain tile: 1 + its set spread; 0: its own pitch
 };
 
 // Copies a (rows x cols) matrix of `es`-byte elements from one layout into

@@ -101,6 +101,11 @@ std::array<uint64_t, kPackedWords> PackProblem(const Spec& s) {
   // has.
   const uint64_t alpha =
       std::bit_cast<uint32_t>(s.alpha) ^ std::bit_cast<uint32_t>(1.0f);
+  // Set spreads (3 bits each) above alpha's 32.
+  const uint64_t spreads =
+      static_cast<uint64_t>(s.aux[0].layout.spread_code()) << 32 |
+      static_cast<uint64_t>(s.aux[1].layout.spread_code()) << 35 |
+      static_cast<uint64_t>(s.aux[2].layout.spread_code()) << 38;
   return {static_cast<uint64_t>(s.m) | static_cast<uint64_t>(s.k) << 31 |
               static_cast<uint64_t>(s.kind) << 62,
           static_cast<uint64_t>(s.n) | static_cast<uint64_t>(s.b) << 31 |
@@ -109,7 +114,7 @@ std::array<uint64_t, kPackedWords> PackProblem(const Spec& s) {
           ld(0) | ld(1) << 32,
           ld(2) | bs(0) << 32,
           bs(1) | bs(2) << 32,
-          alpha};
+          alpha | spreads};
 }
 
 Spec Canonical(Spec s) {
@@ -152,8 +157,12 @@ Spec WithoutLds(Spec s) {
   if (s.IsMatmul() && s.b > 1)
     for (int i = 0; i < 3; ++i)
       s.batch_stride[static_cast<size_t>(i)] = s.BatchStride(i);
-  for (TensorAux& a : s.aux)
-    if (a.layout.ld() != 0) a.layout = a.layout.WithLd(0);
+  for (int i = 0; i < s.NumOperands(); ++i) {
+    TensorAux& a = s.aux[i];
+    if (a.level == Level::kVRF || a.layout.packed()) continue;
+    const TensorSpec t = s.Operand(i);
+    a.layout = a.layout.AsTileOf(t.rows, t.cols, SizeOf(a.dtype));
+  }
   return s;
 }
 

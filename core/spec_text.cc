@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -175,6 +176,7 @@ absl::Status Parser::ParseOperand(absl::string_view name,
   // both once all are read.
   Order order = a.layout.order();
   Layout panels = a.layout.WithOrder(Order::kRowMajor);
+  std::optional<int> spread;
   for (absl::string_view p : absl::StrSplit(props, ',')) {
     if (auto l = ParseLevel(p)) {
       a.level = *l;
@@ -190,6 +192,10 @@ absl::Status Parser::ParseOperand(absl::string_view name,
       absl::StatusOr<Layout> l = Layout::ParsePanels(p);
       if (!l.ok()) return Error(l.status().message());
       panels = *l;
+    } else if (p.size() > 4 && p.substr(0, 4) == "sets") {
+      absl::StatusOr<int> sp = Layout::ParseSpread(p);
+      if (!sp.ok()) return Error(sp.status().message());
+      spread = *sp;
     } else if (p == "any") {
       return Error(
           absl::StrCat("property 'any' of operand ", name,
@@ -198,7 +204,7 @@ absl::Status Parser::ParseOperand(absl::string_view name,
     } else {
       return Error(absl::StrCat("property '", p, "' of operand ", name,
                                 " is unknown, must be gl, l3, l2, l1, vrf, "
-                                "row, col, pN, pNx2, pNsS, pNx2sS or vN"));
+                                "row, col, pN, pNx2, pNsS, pNx2sS, setsN or vN"));
     }
   }
   if (panels.in_sections() && order != Order::kRowMajor)
@@ -210,6 +216,13 @@ absl::Status Parser::ParseOperand(absl::string_view name,
                               " is interleaved and column-major, must be "
                               "row-major to interleave"));
   a.layout = panels.WithOrder(order);
+  if (spread) {
+    if (a.layout.packed())
+      return Error(absl::StrCat("operand ", name,
+                                " is packed and has a set spread, must be "
+                                "plain to have one"));
+    a.layout = a.layout.WithSpread(*spread);
+  }
   if (a.layout.packed() && a.level == Level::kVRF)
     return Error(absl::StrCat("operand ", name,
                               " is packed in vrf, must be packed only in "

@@ -102,10 +102,10 @@ struct CostParams {
   // shortest run's price below 64 B, the dense price from kDramRowBytes on.
   int64_t RunLine(int64_t bytes) const;
 };
-inline constexpr int kCostModelVersion = 13;
+inline constexpr int kCostModelVersion = 14;
 // Versions what the generator makes of a tree (the search space, the JIT):
 // part of every cache key and of the on-disk database's identity.
-inline constexpr int kGeneratorVersion = 6;
+inline constexpr int kGeneratorVersion = 7;
 
 struct CacheSizes {
   int64_t l1d = 32 << 10;
@@ -139,8 +139,7 @@ struct Target {
 
   static Target Avx2(const CacheSizes& caches);
   // 32 zmm of 16 f32 lanes; the same prices (Zen 5 runs two 512-bit FMAs and
-  // two 512-bit loads per cycle, as with ymm). The search uses it; the JIT
-  // emits AVX2 only so far, so the runtime does not yet hand it out.
+  // two 512-bit loads per cycle, as with ymm).
   static Target Avx512(const CacheSizes& caches);
 
   // Lines of a cache level (IsCache(l)).
@@ -148,13 +147,17 @@ struct Target {
     return l == Level::kL1 ? l1_lines : l == Level::kL2 ? l2_lines : l3_lines;
   }
   // Whether a tile of `lines` may be placed in cache level `l`: always in L1;
-  // in L2 or L3 only when it would not fit the next faster level whole (else
-  // it belongs there). This is a rule of the search space, which keeps the
-  // outer levels for the blocking they exist for.
+  // in L2 when it is more than half of L1 (it could not share L1 with the
+  // other operands' tiles: an A of 512 lines beside B's 256 in L1); in L3
+  // only when it would not fit L2 whole. This is a rule of the search space,
+  // which keeps the outer levels for the blocking they exist for. (With L2
+  // for anything that does not fit L1 whole, A's 512 lines of a 128x64x128
+  // matmul went into L1 or nowhere, and the search paid for every re-read
+  // of A from GL.)
   bool WorthPlacing(Level l, int64_t lines) const {
     if (l == Level::kL1) return true;
-    Level faster = l == Level::kL3 ? Level::kL2 : Level::kL1;
-    return lines > Capacity(faster);
+    if (l == Level::kL2) return 2 * lines > Capacity(Level::kL1);
+    return lines > Capacity(Level::kL2);
   }
 
   Budget MaxBudget() const {

@@ -29,8 +29,8 @@ struct TensorAux {
   friend bool operator==(const TensorAux&, const TensorAux&) = default;
   // The total order that breaks exact ties in cost (search/action.h), so the
   // chosen trees depend on it: dtype, level, the layout's order, the vector
-  // width, then the layout's panel width, pairs, sections and leading
-  // dimension.
+  // width, then the layout's panel width, pairs, sections, leading
+  // dimension and set spread.
   friend auto operator<=>(const TensorAux& a, const TensorAux& b) {
     return a.Key() <=> b.Key();
   }
@@ -41,11 +41,12 @@ struct TensorAux {
 
  private:
   std::tuple<DType, Level, Order, uint8_t, int64_t, int64_t, int64_t,
-             int64_t>
+             int64_t, int>
   Key() const {
     return std::make_tuple(dtype, level, layout.order(), vector_width,
                            layout.panel_width(), layout.row_group(),
-                           layout.section_count(), layout.ld());
+                           layout.section_count(), layout.ld(),
+                           layout.spread_code());
   }
 };
 
@@ -67,7 +68,7 @@ struct TensorSpec {
   int64_t Lines() const {
     return layout().Lines(rows, cols, SizeOf(aux.dtype));
   }
-  bool Dense() const { return layout().Dense(rows, cols); }
+  bool Dense() const { return layout().Dense(rows, cols, SizeOf(aux.dtype)); }
   int64_t Panels() const { return layout().Panels(rows, cols); }
   bool AdjacentPanels() const { return layout().AdjacentPanels(rows, cols); }
   int64_t RunBytes() const {

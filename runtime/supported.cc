@@ -37,6 +37,14 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
       return absl::InvalidArgumentError(absl::StrCat(
           "cannot create kernel for ", PrintSpec(s), ": operand ", names[i],
           " is in ", Name(s.aux[i].level), ", must be in gl"));
+    // A set spread describes a tile of a larger matrix (core/layout.h); an
+    // operand's own pitch says it (ld=).
+    if (s.aux[i].layout.spread_code() != 0)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot create kernel for ", PrintSpec(s), ": operand ", names[i],
+          " has a set spread (", s.aux[i].layout.Text(),
+          "), which only the search's tiles carry; give its pitch as ld",
+          names[i], "= instead"));
     // A matmul's B may come pre-packed in row-major panels (weights packed
     // once, read by many calls); other packed operands occur only inside
     // programs.
@@ -70,7 +78,7 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
     // (A bf16 C is buffered as f32 row-major, whatever its own layout; the
     // k-pair kernels compute the plain product only, alpha = 1.)
     const bool c_rows = c.row_major() || s.aux[2].dtype == DType::kBF16;
-    const bool vdp_reads_b = t.bf16_dot && a.WithLd(0) == Layout() && c_rows &&
+    const bool vdp_reads_b = t.bf16_dot && a.row_major() && !a.packed() && c_rows &&
                              s.aux[0].dtype == DType::kBF16 &&
                              b.WholeVectors(t.f32_lanes) && s.alpha == 1.0f;
     const bool widen_reads_b = s.aux[0].dtype == DType::kF32 && c_rows &&

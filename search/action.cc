@@ -18,7 +18,10 @@ Action ActionOf(const Expansion& e) {
     case NodeType::kAlloc:
       a.kind = ActionKind::kMove;
       a.operand = e.alloc.operand;
+      // A descriptor says where and how an operand moves, not its set
+      // spread (the Spec it applies to knows the pitch).
       a.to = e.alloc.to;
+      a.to.layout = a.to.layout.WithoutSpread();
       a.alloc = e.alloc.kind;
       break;
     case NodeType::kKernel:

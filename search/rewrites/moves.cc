@@ -87,6 +87,7 @@ std::optional<Candidate> MakeAlloc(const Spec& s, int i, TensorAux to,
   Candidate c;
   c.action = Action{
       .kind = ActionKind::kMove, .operand = i, .to = info.to, .alloc = kind};
+  c.action.to.layout = c.action.to.layout.WithoutSpread();  // as ActionOf
   Expansion& e = c.expansion;
   e.type = NodeType::kAlloc;
   if (kind != AllocKind::kView) {
@@ -121,7 +122,8 @@ void ViewOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
       TensorAux aux = from;
       aux.level = to;
       // The view's pitch is its parent's (WithoutLds).
-      aux.layout = aux.layout.WithLd(0);
+      const TensorSpec op = s.Operand(i);
+      aux.layout = aux.layout.AsTileOf(op.rows, op.cols, SizeOf(aux.dtype));
       if (auto c = MakeAlloc(s, i, aux, AllocKind::kView))
         out.push_back(*std::move(c));
     }
@@ -161,7 +163,7 @@ void PackOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
   const bool bf16 = from.dtype == DType::kBF16;
   // k-pairs only where vdpbf16ps may read them: A bf16 too.
   const bool pairs = bf16 && s.aux[0].dtype == DType::kBF16 && t.bf16_dot &&
-                     from.layout.WithLd(0) == Layout();
+                     from.layout.row_major() && !from.layout.packed();
   for (Level to : kCacheLevels) {
     if (!Faster(to, from.level)) continue;
     // The operand's own dtype, f32 when that is a cast, and bf16 k-pairs.

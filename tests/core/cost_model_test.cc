@@ -124,5 +124,19 @@ TEST(CostModelTest, PackingCopiesAreCountedLoops) {
   }
 }
 
+// Where a tile may be placed (a rule of the space, Target::WorthPlacing): L1
+// always; L2 from just over half of L1, so that an operand too large to
+// share L1 with the others may sit in L2 while they use L1; L3 only beyond L2.
+TEST(CostModelTest, TilesGoInL2FromHalfOfL1) {
+  const Target t = Avx2();
+  const int64_t l1 = t.Capacity(Level::kL1), l2 = t.Capacity(Level::kL2);
+  EXPECT_TRUE(t.WorthPlacing(Level::kL1, 1));
+  EXPECT_FALSE(t.WorthPlacing(Level::kL2, l1 / 2));
+  EXPECT_TRUE(t.WorthPlacing(Level::kL2, l1 / 2 + 1));
+  EXPECT_TRUE(t.WorthPlacing(Level::kL2, l2));
+  EXPECT_FALSE(t.WorthPlacing(Level::kL3, l2));
+  EXPECT_TRUE(t.WorthPlacing(Level::kL3, l2 + 1));
+}
+
 }  // namespace
 }  // namespace amarena

@@ -183,5 +183,31 @@ TEST(ChosenTreeTest, ColumnMajorBIsReadColumnAfterColumn) {
   }
 }
 
+// The pitch decides whether a tall view is dense (core/layout.h Dense): B of
+// matmul 64x64x64 f32 has rows 256 bytes apart, on 16 of L1's 64 sets, and
+// the whole of it is viewed in L1 as it is; 16 KiB apart (ldb=4096) every
+// row starts on one set, and B is copied into panels first.
+TEST(ChosenTreeTest, ThePitchDecidesWhetherBIsViewedOrPacked) {
+  const Target t =
+      Target::Avx512({.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20});
+  for (const char* text :
+       {"matmul 64x64x64 f32", "matmul 64x64x64 f32 ldb=4096"}) {
+    Searcher s(t);
+    auto impl = s.Solve(t.Bind(*ParseSpec(text)));
+    ASSERT_TRUE(impl.ok()) << impl.status();
+    bool viewed_whole = false, packed = false;
+    ForEachNode(**impl, [&](const ImplNode& node) {
+      if (node.how.type != NodeType::kAlloc || node.how.alloc.operand != 1)
+        return;
+      packed |= node.how.alloc.kind == AllocKind::kBuffer;
+      viewed_whole |= node.how.alloc.kind == AllocKind::kView &&
+                      node.spec.k == 64 && node.spec.n == 64;
+    });
+    const bool far = absl::StrContains(text, "ldb=");
+    EXPECT_EQ(viewed_whole, !far) << text << "\n" << PrintImpl(**impl);
+    EXPECT_EQ(packed, far) << text << "\n" << PrintImpl(**impl);
+  }
+}
+
 }  // namespace
 }  // namespace amarena

@@ -307,10 +307,11 @@ TEST(SearchTest, LowerBoundNeverExceedsTheBestCost) {
   EXPECT_GT(nodes, 1000);
 }
 
-// A view of a wider matrix costs what the dense problem costs (every view is
-// priced per row already), its tree is consistent, and below the Specs of
+// A view of a wider matrix costs what the same problem as a tile costs
+// (WithoutLds: no leading dimension, each operand's set spread kept; every
+// view is priced per row), its tree is consistent, and below the Specs of
 // the whole operands (the root, its zero and accumulate) no Spec carries a
-// leading dimension: tiles and cache views share the dense problem's.
+// leading dimension: tiles and cache views share the tile problem's.
 TEST(SearchTest, LeadingDimensionsShareTheDenseProblemsTrees) {
   Target t = Avx2();
   t.workers = 2;
