@@ -136,7 +136,9 @@ void ExpectOrdered(const CostParams& c) {
   EXPECT_GE(c.dram_streams, 1);
   for (int i = 0; i < CostParams::kDramRunSteps; ++i) {
     EXPECT_GE(c.line_gl_run[i], c.line_dense[kGL]);
-    if (i > 0) EXPECT_LE(c.line_gl_run[i], c.line_gl_run[i - 1]);
+    if (i > 0) {
+      EXPECT_LE(c.line_gl_run[i], c.line_gl_run[i - 1]);
+    }
   }
 }
 

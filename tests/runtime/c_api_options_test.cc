@@ -140,7 +140,9 @@ std::string StderrOfAKernelLoggedTo(amarena_runtime_options o, Messages& m) {
       << amarena_last_error();
   amarena_kernel* k = nullptr;
   EXPECT_EQ(amarena_kernel_get(rt, "matmul 8x8x8 f32", &k), AMARENA_OK);
-  if (k != nullptr) EXPECT_TRUE(RunsCorrectly(k));
+  if (k != nullptr) {
+    EXPECT_TRUE(RunsCorrectly(k));
+  }
   amarena_kernel_release(k);
   amarena_runtime_destroy(rt);
   return ::testing::internal::GetCapturedStderr();
