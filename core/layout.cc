@@ -1,6 +1,7 @@
 #include "core/layout.h"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cstring>
 
@@ -211,12 +212,12 @@ absl::StatusOr<int> Layout::ParseSpread(absl::string_view p) {
 
 int Layout::SpreadOfPitch(int64_t pitch_bytes) {
   // Rows i * pitch apart start on kWayBytes / gcd(pitch, kWayBytes) byte
-  // offsets within a way; in lines, at most all of them.
-  int64_t g = kWayBytes;
-  while (g > kLineBytes && pitch_bytes % g != 0) g /= 2;
-  int spread = 0;
-  for (int64_t d = kWayBytes / g; d > 1; d /= 2) ++spread;
-  return spread;
+  // offsets within a way; in lines, at most all of them. The gcd is the
+  // pitch's largest power-of-two factor, between a line and a way.
+  const int way = std::countr_zero(static_cast<uint64_t>(kWayBytes));
+  const int line = std::countr_zero(static_cast<uint64_t>(kLineBytes));
+  const int tz = std::countr_zero(static_cast<uint64_t>(pitch_bytes));
+  return way - std::clamp(tz, line, way);
 }
 
 int Layout::SetSpread(int64_t rows, int64_t cols, int64_t es) const {

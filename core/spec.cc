@@ -159,7 +159,7 @@ Spec WithoutLds(Spec s) {
       s.batch_stride[static_cast<size_t>(i)] = s.BatchStride(i);
   for (int i = 0; i < s.NumOperands(); ++i) {
     TensorAux& a = s.aux[i];
-    if (a.level == Level::kVRF || a.layout.packed()) continue;
+    if (a.level == Level::kVRF) continue;
     const TensorSpec t = s.Operand(i);
     a.layout = a.layout.AsTileOf(t.rows, t.cols, SizeOf(a.dtype));
   }

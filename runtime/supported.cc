@@ -78,8 +78,8 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
     // (A bf16 C is buffered as f32 row-major, whatever its own layout; the
     // k-pair kernels compute the plain product only, alpha = 1.)
     const bool c_rows = c.row_major() || s.aux[2].dtype == DType::kBF16;
-    const bool vdp_reads_b = t.bf16_dot && a.row_major() && !a.packed() && c_rows &&
-                             s.aux[0].dtype == DType::kBF16 &&
+    const bool vdp_reads_b = t.bf16_dot && a.row_major() && !a.packed() &&
+                             c_rows && s.aux[0].dtype == DType::kBF16 &&
                              b.WholeVectors(t.f32_lanes) && s.alpha == 1.0f;
     const bool widen_reads_b = s.aux[0].dtype == DType::kF32 && c_rows &&
                                p / t.f32_lanes + 4 <= t.vector_registers &&

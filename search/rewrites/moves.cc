@@ -65,6 +65,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/cost_model.h"
 #include "core/spec_text.h"
+#include "search/action.h"
 #include "search/rewrites/registry.h"
 
 namespace amarena {
@@ -85,9 +86,6 @@ std::optional<Candidate> MakeAlloc(const Spec& s, int i, TensorAux to,
   body = Canonical(body);
 
   Candidate c;
-  c.action = Action{
-      .kind = ActionKind::kMove, .operand = i, .to = info.to, .alloc = kind};
-  c.action.to.layout = c.action.to.layout.WithoutSpread();  // as ActionOf
   Expansion& e = c.expansion;
   e.type = NodeType::kAlloc;
   if (kind != AllocKind::kView) {
@@ -106,6 +104,7 @@ std::optional<Candidate> MakeAlloc(const Spec& s, int i, TensorAux to,
     e.children.push_back(body);
   }
   e.alloc = info;
+  c.action = ActionOf(e);
   return c;
 }
 
