@@ -163,7 +163,11 @@ TEST(KernelRunTest, PoolThreadsKeepTheirOwnMxcsr) {
   pthreadpool_t pool = pthreadpool_create(2);
   ASSERT_NE(pool, nullptr);
   {
-    absl::StatusOr<Target> t = TargetFor(DetectCpu(), Isa::kAvx2);
+    // The decisions hold a 64x1024 C block (256 KiB) in L2: give the target an
+  // L2 of at least 1 MiB whatever the host's, so they replay on every CPU.
+  CpuFeatures cpu = DetectCpu();
+  cpu.l2_bytes = std::max<int64_t>(cpu.l2_bytes, 1 << 20);
+  absl::StatusOr<Target> t = TargetFor(cpu, Isa::kAvx2);
     Runtime rt(t, pool);
     absl::StatusOr<KernelPtr> k = rt.Get("matmul 256x256x256 f32");
     ASSERT_TRUE(k.ok()) << k.status();
@@ -197,7 +201,11 @@ TEST(KernelRunTest, AKernelRunsAfterItsRuntimeIsDestroyed) {
         alarm(60);
         KernelPtr k;
         {
-          absl::StatusOr<Target> t = TargetFor(DetectCpu(), Isa::kAvx2);
+          // The decisions hold a 64x1024 C block (256 KiB) in L2: give the target an
+  // L2 of at least 1 MiB whatever the host's, so they replay on every CPU.
+  CpuFeatures cpu = DetectCpu();
+  cpu.l2_bytes = std::max<int64_t>(cpu.l2_bytes, 1 << 20);
+  absl::StatusOr<Target> t = TargetFor(cpu, Isa::kAvx2);
           t->workers = 2;
           Runtime rt(t);
           k = *rt.Get("matmul 256x256x256 f32");
@@ -255,7 +263,11 @@ constexpr char kBlocked64Rows[] =
 
 void ExpectScratchExhaustedThenRecovers(int threads) {
   alarm(60);
-  absl::StatusOr<Target> t = TargetFor(DetectCpu(), Isa::kAvx2);
+  // The decisions hold a 64x1024 C block (256 KiB) in L2: give the target an
+  // L2 of at least 1 MiB whatever the host's, so they replay on every CPU.
+  CpuFeatures cpu = DetectCpu();
+  cpu.l2_bytes = std::max<int64_t>(cpu.l2_bytes, 1 << 20);
+  absl::StatusOr<Target> t = TargetFor(cpu, Isa::kAvx2);
   t->workers = threads;
   Runtime rt(t);
   const char* text = "matmul 256x1024x1024 f32";
