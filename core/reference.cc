@@ -104,35 +104,80 @@ void FillRandom(const Spec& s, Operands& ops, uint64_t seed) {
   }
 }
 
+namespace {
+
+// alpha != 1 adds up to two roundings per term (alpha times an input or a
+// partial sum, wherever the kernel applies it), hence 2 more.
+double Tolerance(const Spec& s) {
+  const double extra = s.alpha != 1.0f ? 2 : 0;
+  double tolerance = (static_cast<double>(s.IsMatmul() ? s.k : 1) + 4 + extra) *
+                     std::ldexp(1.0, -23);
+  if (s.Operand(s.OutputIndex()).aux.dtype == DType::kBF16)
+    tolerance = std::max(tolerance, std::ldexp(1.0, -8));
+  return tolerance;
+}
+
+// Calls f(q, i, j, got) for every output element the kernel wrote.
+template <typename F>
+void ForEachOutput(const Spec& s, const Operands& ops, F&& f) {
+  const int o = s.OutputIndex();
+  const TensorSpec out = s.Operand(o);
+  for (int64_t q = 0; q < s.b; ++q)
+    for (int64_t i = 0; i < out.rows; ++i)
+      for (int64_t j = 0; j < out.cols; ++j)
+        f(q, i, j,
+          ReadElement(ops.ptr(o), out.aux.dtype,
+                      q * s.BatchStride(o) + out.Offset(i, j)));
+}
+
+void Judge(Verdict& v, double got, const Exact& e) {
+  double err = std::fabs(got - e.value) / (e.scale + 1e-30);
+  if (!(err <= v.tolerance)) v.ok = false;  // also catches NaN
+  if (std::isnan(err)) err = INFINITY;
+  v.max_rel_err = std::max(v.max_rel_err, err);
+}
+
+void CheckBeforeSize(const Spec& s, const std::vector<uint8_t>& before) {
+  const int o = s.OutputIndex();
+  AMARENA_CHECK(before.size() ==
+                static_cast<size_t>(s.BatchedElements(o) *
+                                    SizeOf(s.Operand(o).aux.dtype)));
+}
+
+}  // namespace
+
 Verdict CheckAgainstReference(const Spec& s, const Operands& ops,
                               const std::vector<uint8_t>& output_before) {
-  const int o = s.OutputIndex();
-  TensorSpec out = s.Operand(o);
-  AMARENA_CHECK(
-      output_before.size() ==
-      static_cast<size_t>(s.BatchedElements(o) * SizeOf(out.aux.dtype)));
-  Verdict v;
-  // alpha != 1 adds up to two roundings per term (alpha times an input or a
-  // partial sum, wherever the kernel applies it), hence 2 more.
-  const double extra = s.alpha != 1.0f ? 2 : 0;
-  v.tolerance = (static_cast<double>(s.IsMatmul() ? s.k : 1) + 4 + extra) *
-                std::ldexp(1.0, -23);
-  if (out.aux.dtype == DType::kBF16)
-    v.tolerance = std::max(v.tolerance, std::ldexp(1.0, -8));
-  v.ok = true;
-  for (int64_t q = 0; q < s.b; ++q) {
-    for (int64_t i = 0; i < out.rows; ++i) {
+  CheckBeforeSize(s, output_before);
+  Verdict v{.ok = true, .tolerance = Tolerance(s)};
+  ForEachOutput(s, ops, [&](int64_t q, int64_t i, int64_t j, double got) {
+    Judge(v, got, ExactElement(s, ops.ptrs(), output_before.data(), q, i, j));
+  });
+  return v;
+}
+
+ExpectedOutput::ExpectedOutput(const Spec& s, const Operands& inputs,
+                               const std::vector<uint8_t>& output_before)
+    : spec_(s) {
+  CheckBeforeSize(s, output_before);
+  const TensorSpec out = s.Operand(s.OutputIndex());
+  exact_.reserve(static_cast<size_t>(s.b * out.rows * out.cols));
+  for (int64_t q = 0; q < s.b; ++q)
+    for (int64_t i = 0; i < out.rows; ++i)
       for (int64_t j = 0; j < out.cols; ++j) {
-        Exact e = ExactElement(s, ops.ptrs(), output_before.data(), q, i, j);
-        double got = ReadElement(ops.ptr(o), out.aux.dtype,
-                                 q * s.BatchStride(o) + out.Offset(i, j));
-        double err = std::fabs(got - e.value) / (e.scale + 1e-30);
-        if (!(err <= v.tolerance)) v.ok = false;  // also catches NaN
-        if (std::isnan(err)) err = INFINITY;
-        v.max_rel_err = std::max(v.max_rel_err, err);
+        const Exact e =
+            ExactElement(s, inputs.ptrs(), output_before.data(), q, i, j);
+        exact_.push_back({e.value, e.scale});
       }
-    }
-  }
+}
+
+Verdict ExpectedOutput::Check(const Operands& ops) const {
+  Verdict v{.ok = true, .tolerance = Tolerance(spec_)};
+  size_t next = 0;
+  ForEachOutput(spec_, ops, [&](int64_t, int64_t, int64_t, double got) {
+    const auto [value, scale] = exact_[next++];
+    Judge(v, got, Exact{.value = value, .scale = scale});
+  });
   return v;
 }
 

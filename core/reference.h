@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -70,6 +71,22 @@ struct Verdict {
 // output.
 Verdict CheckAgainstReference(const Spec& s, const Operands& ops,
                               const std::vector<uint8_t>& output_before);
+
+// The reference's output for one set of inputs and starting output, computed
+// once, to check many kernels run on them (`amarena fidelity` checks a
+// hundred trees of one Spec; at 1024^3 the reference takes seconds). Holds
+// two doubles per output element. Check(ops) is CheckAgainstReference(spec,
+// ops, output_before) for ops holding the same inputs.
+class ExpectedOutput {
+ public:
+  ExpectedOutput(const Spec& s, const Operands& inputs,
+                 const std::vector<uint8_t>& output_before);
+  Verdict Check(const Operands& ops) const;
+
+ private:
+  Spec spec_;
+  std::vector<std::pair<double, double>> exact_;  // value, scale
+};
 
 // Runs the reference in place (the output operand is overwritten), for tests
 // that want reference outputs directly.

@@ -84,10 +84,11 @@ std::vector<std::unique_ptr<Operands>> MakeOperandSets(const Spec& s, bool cold,
   return out;
 }
 
-// Compiles the tree and checks it once against the reference; m.status says
-// how that went.
+// Compiles the tree and checks it once against the reference (computed once
+// for all the trees); m.status says how that went.
 void Prepare(const Spec& spec, const Target& target, Operands& ops,
-             const std::vector<uint8_t>& before, Measured& m) {
+             const std::vector<uint8_t>& before, const ExpectedOutput& expected,
+             Measured& m) {
   absl::StatusOr<std::unique_ptr<CompiledKernel>> k =
       Compile(*m.tree, target, KernelName(spec));
   if (!k.ok()) {
@@ -103,7 +104,7 @@ void Prepare(const Spec& spec, const Target& target, Operands& ops,
     m.message = std::string(run.message());
     return;
   }
-  Verdict v = CheckAgainstReference(spec, ops, before);
+  Verdict v = expected.Check(ops);
   if (!v.ok) {
     m.status = "wrong";
     m.message = absl::StrCat("max relative error ", v.max_rel_err,
@@ -299,8 +300,9 @@ int FidelityCommand(const FidelityOptions& opt) {
   std::printf("%4s %14s %12s %12s %9s  %-12s %s\n", "#", "model cost",
               "median us", "min us", "GFLOP/s", "origin", "status");
   int64_t skipped = 0, wrong = 0;
+  const ExpectedOutput expected(root, *sets[0], before);
   for (Measured& m : all) {
-    Prepare(root, target, *sets[0], before, m);
+    Prepare(root, target, *sets[0], before, expected, m);
     skipped += m.status == "skipped";
     wrong += m.status == "wrong";
     if (m.status == "wrong")

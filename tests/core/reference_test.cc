@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/spec_text.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/matchers.h"
@@ -79,6 +80,40 @@ TEST(ReferenceTest, RejectsNaN) {
   std::vector<uint8_t> before = RunInPlace(s, ops);
   F32(ops, 2)[0] = NAN;
   EXPECT_FALSE(CheckAgainstReference(s, ops, before).ok);
+}
+
+// The reference computed once judges an output exactly as
+// CheckAgainstReference does: the same verdict and error, pass or fail,
+// with leading dimensions, a batch and accumulation.
+TEST(ReferenceTest, ExpectedOutputAgreesWithTheCheck) {
+  const Spec kSpecs[] = {Spec::Matmul(7, 13, 5),
+                         Spec::Matmul(5, 17, 9, {}, {}, {}, /*accum=*/true),
+                         *ParseSpec("matmul 3x5x17x9 f32 lda=40 ldb=12 ldc=11"),
+                         Spec::Matmul(3, 64, 7, {.dtype = DType::kBF16},
+                                      {.dtype = DType::kBF16},
+                                      {.dtype = DType::kBF16})};
+  for (const Spec& s : kSpecs) {
+    Operands ops(s);
+    FillRandom(s, ops, /*seed=*/4);
+    const std::vector<uint8_t> before = RunInPlace(s, ops);
+    const ExpectedOutput expected(s, ops, before);
+    for (bool perturb : {false, true}) {
+      if (perturb) {
+        const int o = s.OutputIndex();
+        const TensorSpec out = s.Operand(o);
+        if (out.aux.dtype == DType::kF32)
+          F32(ops, o)[out.Offset(out.rows - 1, out.cols - 1)] += 0.5f;
+        else
+          static_cast<uint16_t*>(ops.ptr(o))[0] ^= 0x4000;  // exponent bit
+      }
+      const Verdict once = expected.Check(ops);
+      const Verdict each = CheckAgainstReference(s, ops, before);
+      EXPECT_EQ(once.ok, !perturb) << PrintSpec(s);
+      EXPECT_EQ(once.ok, each.ok) << PrintSpec(s);
+      EXPECT_EQ(once.max_rel_err, each.max_rel_err) << PrintSpec(s);
+      EXPECT_EQ(once.tolerance, each.tolerance) << PrintSpec(s);
+    }
+  }
 }
 
 TEST(ReferenceTest, MatmulComputesTheProduct) {
