@@ -126,21 +126,25 @@ int64_t PerPipeUnits(double per_cycle) {
 
 }  // namespace
 
-// Where the rate of R-byte runs reaches about half the sequential rate.
-// The curve is made monotone first (each length gets the best rate of any
-// length up to it: a longer run never streams worse, whatever a prefetcher
-// did in one pass), and the threshold is 50 % or 90 % of the best rate any
-// length reached, whichever is lower: on hosts whose runs level off near
-// half the sequential rate (every host measured so far), a threshold of
-// exactly 50 % falls on the plateau and jumps between runs of the same
-// machine. Interpolated in log2 R between the two lengths around the
-// threshold, rounded to whole lines; below the shortest: the shortest.
+// Where the rate of R-byte runs stops rising steeply: the knee below which
+// runs stream clearly slower than a typical run. The curve is made monotone
+// first (each length gets the best rate of any length up to it: a longer
+// run never streams worse, whatever a prefetcher did in one pass), and the
+// threshold is 90 % of its median or 50 %, whichever is lower. Every host
+// measured so far has runs of 256 B to 4 KiB on a plateau near half the
+// sequential rate and runs of 8-16 KiB climbing above it: a threshold of
+// 50 % or of 90 % of the best rate then falls on the plateau, and the
+// crossing jumped between 256 B and 2.6 KiB from one calibration to the next
+// on a Zen 3 host; the median is a point of the plateau. Interpolated in log2
+// R between the two lengths around the threshold, rounded to a power of two
+// of at least a line; below the shortest: the shortest.
 int64_t HalfRateRun(const std::vector<std::pair<int64_t, double>>& runs) {
   if (runs.empty()) return kLine;
   std::vector<std::pair<int64_t, double>> env = runs;
   for (size_t i = 1; i < env.size(); ++i)
     env[i].second = std::max(env[i].second, env[i - 1].second);
-  const double threshold = std::min(50.0, 0.9 * env.back().second);
+  const double threshold =
+      std::min(50.0, 0.9 * env[env.size() / 2].second);  // env is sorted
   for (size_t i = 0; i < env.size(); ++i) {
     if (env[i].second < threshold) continue;
     if (i == 0) return env[0].first;
@@ -150,8 +154,11 @@ int64_t HalfRateRun(const std::vector<std::pair<int64_t, double>>& runs) {
     double log_r = std::log2(static_cast<double>(r0)) +
                    t * (std::log2(static_cast<double>(r1)) -
                         std::log2(static_cast<double>(r0)));
-    int64_t lines = std::llround(std::exp2(log_r) / kLine);
-    return std::max<int64_t>(1, lines) * kLine;
+    // A power of two: what it is compared with (a panel's run, core/
+    // cost_model.cc SideBySideRuns) is one, and whole lines flipped between
+    // 3 and 4 (192 and 256 bytes) for one host.
+    const int64_t bytes = int64_t{1} << std::lround(log_r);
+    return std::max<int64_t>(kLine, bytes);
   }
   return env.back().first;  // not reached: only for an empty plateau
 }

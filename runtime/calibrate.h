@@ -61,8 +61,8 @@ struct Calibration {
   // A matrix of `dram_row_bytes` rows read as runs of R bytes down a column
   // band, band after band: GB/s of a sequential read, and each R's rate as a
   // percentage of it. dram_run_bytes is where the percentage (made monotone
-  // in R) reaches 50, or 90 % of the best percentage if that is lower;
-  // interpolated in log2 R, a multiple of 64 (runtime/calibrate.cc,
+  // in R) reaches 50, or 90 % of its median if that is lower; interpolated
+  // in log2 R, rounded to a power of two of at least 64 (runtime/calibrate.cc,
   // HalfRateRun).
   int64_t dram_row_bytes = CostParams::kDramRowBytes;
   double dram_sequential_gbps = 0;
