@@ -68,6 +68,7 @@ struct FidelityOptions {
   bool warm = false;   // --warm: says the default out loud
   double ms = 200;     // timing budget per tree, in ms
   int rounds = 3;      // timing rounds over all the trees
+  double slow = 8;     // trees this many times slower than the pick: 1 round
 };
 // Exit status 1 when any tree gave a wrong result.
 int FidelityCommand(const FidelityOptions& opt);

@@ -195,6 +195,11 @@ CLI::App* AddFidelityCommand(CLI::App& app, FidelityOptions* opt) {
                    "timing rounds over all the trees, each tree's time the "
                    "median of its rounds (3)")
       ->check(CLI::Range(1, 1000));
+  fid_cmd
+      ->add_option("--slow", opt->slow,
+                   "a tree whose first round is this many times the pick's "
+                   "time is timed in that round only (8; 0: every round)")
+      ->check(CLI::Range(0.0, 1e6));
   CLI::Option* cold_flag = fid_cmd->add_flag(
       "--cold", opt->cold,
       "each call on operands out of cache (sets spanning twice the L3)");
@@ -315,9 +320,19 @@ int FidelityCommand(const FidelityOptions& opt) {
   const int rounds = std::max(1, opt.rounds);
   topt.budget_ns = opt.ms * 1e6 / rounds;
   topt.min_batches = (5 + rounds - 1) / rounds;
+  // Far slower trees than the pick keep their first round only: their rank
+  // is not in doubt, and at 1024^3 a few random trees that take seconds a
+  // call took most of the run.
+  auto too_slow = [&](const Measured& m) {
+    const Measured& pick = all.front();
+    return opt.slow > 0 && &m != &pick && pick.status == "ok" &&
+           !pick.rounds.empty() &&
+           m.rounds.front() > opt.slow * pick.rounds.front();
+  };
   for (int r = 0; r < rounds; ++r)
     for (Measured& m : all)
-      if (m.status == "ok") TimeRound(sets, topt, m);
+      if (m.status == "ok" && (r == 0 || !too_slow(m)))
+        TimeRound(sets, topt, m);
   for (size_t i = 0; i < all.size(); ++i) {
     Measured& m = all[i];
     m.kernel.reset();

@@ -11,7 +11,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 out=$("$amarena" fidelity "matmul 8x8x8 f32" --trees 9 --k 3 --decisions 3 \
-      --ms 0.2 --rounds 2 --seed 5 --json "$tmp/f.json" 2>&1)
+      --ms 0.2 --rounds 2 --slow 0 --seed 5 --json "$tmp/f.json" 2>&1)
 status=$?
 if [ $status -ne 0 ] || ! grep -q "^rho:" <<<"$out" ||
    ! grep -q "^regret:" <<<"$out" || ! grep -q "^pick:" <<<"$out"; then
@@ -51,6 +51,24 @@ then
   fail=1
 else
   echo "ok:   the JSON report is well formed"
+fi
+
+# --slow: with a threshold far below 1, every tree but the pick counts as
+# slow after the first round and keeps that round only; the pick keeps all.
+if ! "$amarena" fidelity "matmul 8x8x8 f32" --trees 5 --k 2 --decisions 2 \
+     --ms 0.2 --rounds 3 --slow 0.000001 --seed 5 --json "$tmp/s.json" \
+     >/dev/null 2>&1 ||
+   ! python3 - "$tmp/s.json" <<'PY'
+import json, sys
+trees = [t for t in json.load(open(sys.argv[1]))["trees"] if t["status"] == "ok"]
+assert trees[0]["origin"] == "best" and trees[0]["rounds"] == 3, trees[0]
+assert len(trees) > 1 and all(t["rounds"] == 1 for t in trees[1:]), trees
+PY
+then
+  echo "FAIL: fidelity --slow: $(cat "$tmp/s.json" 2>/dev/null)"
+  fail=1
+else
+  echo "ok:   --slow times far slower trees in one round, the pick in all"
 fi
 
 # The fastest tree's decisions replay (the point of printing them).
