@@ -11,19 +11,27 @@ namespace amarena {
 
 namespace {
 
+// A table measured on a 2-CPU AMD EPYC KVM guest (brand string "AMD EPYC",
+// 32 MiB of L3 in all).
+PriceTable AmdEpycGuest(const char* label, int family, int model,
+                        int64_t l1d_bytes, int64_t l2_bytes,
+                        const CostParams& cost) {
+  return {.label = label,
+          .cpu = {.vendor = "AuthenticAMD",
+                  .family = family,
+                  .model = model,
+                  .name = "AMD EPYC",
+                  .l1d_bytes = l1d_bytes,
+                  .l2_bytes = l2_bytes,
+                  .l3_bytes = 32 << 20},
+          .cost = cost};
+}
+
 // The project's development host: a 2-CPU AMD EPYC Zen 5 KVM guest with
 // AVX-512 and BF16 (README, "Benchmarks"). Its model number was not recorded
 // with the measurements; 2 is EPYC 9005 ("Turin").
 PriceTable Zen5() {
-  return {.label = "zen5-epyc-vm",
-          .cpu = {.vendor = "AuthenticAMD",
-                  .family = 26,
-                  .model = 2,
-                  .name = "AMD EPYC",
-                  .l1d_bytes = 48 << 10,
-                  .l2_bytes = 1 << 20,
-                  .l3_bytes = 32 << 20},
-          .cost = CostParams{}};
+  return AmdEpycGuest("zen5-epyc-vm", 26, 2, 48 << 10, 1 << 20, CostParams{});
 }
 
 // A 2-CPU AMD EPYC KVM guest of family 25 model 17 (Zen 4, "Genoa") that
@@ -48,15 +56,7 @@ PriceTable Zen4() {
   c.line_gl_run = {365, 256, 154, 154, 154, 154, 153, 145, 112};
   c.line_gl_adjacent_panels = 67;  // 44/42 and 40/42 of dense GL, as Zen 5
   c.line_gl_far_panels = 61;
-  return {.label = "zen4-epyc-vm",
-          .cpu = {.vendor = "AuthenticAMD",
-                  .family = 25,
-                  .model = 17,
-                  .name = "AMD EPYC",
-                  .l1d_bytes = 32 << 10,
-                  .l2_bytes = 1 << 20,
-                  .l3_bytes = 32 << 20},
-          .cost = c};
+  return AmdEpycGuest("zen4-epyc-vm", 25, 17, 32 << 10, 1 << 20, c);
 }
 
 
@@ -80,15 +80,7 @@ PriceTable Zen3() {
   c.line_gl_run = {424, 298, 252, 252, 252, 252, 185, 140, 119};
   c.line_gl_adjacent_panels = 107;
   c.line_gl_far_panels = 97;
-  return {.label = "zen3-epyc-vm",
-          .cpu = {.vendor = "AuthenticAMD",
-                  .family = 25,
-                  .model = 1,
-                  .name = "AMD EPYC",
-                  .l1d_bytes = 32 << 10,
-                  .l2_bytes = 512 << 10,
-                  .l3_bytes = 32 << 20},
-          .cost = c};
+  return AmdEpycGuest("zen3-epyc-vm", 25, 1, 32 << 10, 512 << 10, c);
 }
 
 }  // namespace
