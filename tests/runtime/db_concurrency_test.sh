@@ -18,10 +18,17 @@ db=$dir/amarena.db
 fresh=$dir/fresh.db
 pids=()
 for i in $(seq 8); do
-  "$stress" "$fresh" "$i" 3 1 > /dev/null 2>&1 &
+  "$stress" "$fresh" "$i" 3 1 > "$dir/creator$i.log" 2>&1 &
   pids+=($!)
 done
-for p in "${pids[@]}"; do wait "$p" || { echo "FAIL: a creator failed"; exit 1; }; done
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || {
+    rc=$?
+    echo "FAIL: creator $((i + 1)) exited $rc:"
+    cat "$dir/creator$((i + 1)).log"
+    exit 1
+  }
+done
 if ls "$fresh".bad-* > /dev/null 2>&1; then
   echo "FAIL: a new file was set aside"; ls "$dir"; exit 1
 fi
