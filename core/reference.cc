@@ -37,11 +37,13 @@ struct Exact {
 class Elements {
  public:
   Elements(const Spec& s, void* const* ops, const void* out_before)
-      : s_(s), ops_(ops), out_before_(out_before) {}
+      : s_(s),
+        ops_(ops),
+        out_before_(out_before),
+        o_(s.OutputIndex()),
+        out_(s.Operand(o_)) {}
 
   Exact At(int64_t q, int64_t i, int64_t j) {
-    const int o = s_.OutputIndex();
-    const TensorSpec out = s_.Operand(o);
     switch (s_.kind) {
       case Kind::kZero:
         return {0, 0};
@@ -56,8 +58,8 @@ class Elements {
     }
     const double init =
         s_.kind == Kind::kMatmulAccum
-            ? ReadElement(out_before_, out.aux.dtype,
-                          q * s_.BatchStride(o) + out.Offset(i, j))
+            ? ReadElement(out_before_, out_.aux.dtype,
+                          q * s_.BatchStride(o_) + out_.Offset(i, j))
             : 0;
     Load(q, i);
     const float* b = bt_.data() + j * s_.k;
@@ -76,8 +78,8 @@ class Elements {
  private:
   // B of batch element q (transposed: column j at j * k) and A's row i.
   void Load(int64_t q, int64_t i) {
-    const TensorSpec a = s_.Operand(0), b = s_.Operand(1);
     if (q != q_) {
+      const TensorSpec b = s_.Operand(1);
       const int64_t b0 = q * s_.BatchStride(1);
       bt_.resize(static_cast<size_t>(s_.k * s_.n));
       for (int64_t kk = 0; kk < s_.k; ++kk)
@@ -88,6 +90,7 @@ class Elements {
       i_ = -1;
     }
     if (i != i_) {
+      const TensorSpec a = s_.Operand(0);
       const int64_t a0 = q * s_.BatchStride(0);
       a_.resize(static_cast<size_t>(s_.k));
       for (int64_t kk = 0; kk < s_.k; ++kk)
@@ -100,6 +103,8 @@ class Elements {
   const Spec& s_;
   void* const* ops_;
   const void* out_before_;
+  const int o_;
+  const TensorSpec out_;
   int64_t q_ = -1, i_ = -1;
   std::vector<float> a_, bt_;
 };
