@@ -170,8 +170,7 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
       // Each iteration as its child costs it, and the runs it reads.
       int64_t body[2] = {0, 0};
       for (size_t i = 0; i < children.size(); ++i)
-        body[i] = children[i].main +
-                  CutRows(spec, e.children[i], loop.dim, t);
+        body[i] = children[i].main + CutRows(spec, e.children[i], loop.dim, t);
       if (loop.parallel) {
         // Full tiles spread over the workers, the remainder tile alongside.
         int64_t tasks = loop.full_iters + (children.size() == 2 ? 1 : 0);
@@ -246,15 +245,30 @@ namespace {
 // The least any tree for the matmul `spec` pays for its multiply-adds,
 // folded over the catalogue's peak rates (KernelInfo::peak_rate): a tree's
 // leaves are kernels that may run below `spec`, covering its multiply-adds.
-// - A tree of broadcast-form kernels only executes at least LeastOps at their
-//   widest lanes and most k per instruction: that rate bounds each of them,
-//   and LeastOps is subadditive, so the tiles together pay at least that.
-//   When every one of them also claims loads_rows_and_vectors, their loads
-//   bound it too: each kernel costs at least the larger of its FMAs and its
-//   loads, so all of them at least the larger of the two sums.
-// - Likewise a tree of dot-form kernels only (FMAs only).
-// - A tree mixing both forms: at least the multiply-adds over the most any
-//   one instruction covers (only the total count is a bound then).
+// Per form, the widest lanes and k_per_op and the lowest prices of the
+// kernels of that form bound each of them.
+// - A tree of broadcast-form kernels only pays at least LeastCost at that
+//   rate (LeastCost is subadditive, so the tiles together pay at least
+//   that). When every one of them also claims loads_rows_and_vectors, their
+//   loads bound it too: each kernel costs at least the larger of its ops and
+//   its loads, so all of them at least the larger of the two sums.
+// - Likewise a tree of dot-form kernels only: LeastCost, which counts a call
+//   per output.
+// - Any tree: each output's k multiply-adds are covered by broadcast-form
+//   ops (at best Lr = lanes x k_per_op of them each: a = op price / Lr per
+//   multiply-add) or by dot calls (d = op price / Ld per multiply-add, plus
+//   per_call once per output that any call computes). A B that is not
+//   row-major must be packed, at LeastRepackCost r per element, before the
+//   broadcast form reads it as vectors; unpacked, each op reads one of its
+//   elements (one multiply-add, at the op price e). Per column of B, with s
+//   of its k elements packed, each of the column's outputs pays at least s a
+//   + min((k - s) e, (k - s) d + per_call) (s < k), or min(k e, k d +
+//   per_call) without them; the column's cost s r + that, over its outputs,
+//   is concave in s below k, so it is least at s = 0 or s = k: the column
+//   pays at least min(k r + rows k a, rows min(k e, k d + per_call)), where
+//   rows is the outputs one column of B feeds. This is what bounds a
+//   column-major B (in L1 the broadcast form is one lane wide; outside it,
+//   the pack's copy is the price), where the bound above was loose by 1.5-4x.
 int64_t LeastMatmulCost(const Spec& spec, const Target& t) {
   // The catalogue's matmul kernels, once (only they have a peak rate; the
   // search asks for millions of bounds).
@@ -266,27 +280,44 @@ int64_t LeastMatmulCost(const Spec& spec, const Target& t) {
   }();
   std::optional<PeakRate> rows, dots;
   bool rows_load = true;
-  int64_t most_macs = 1;
+  int64_t rows_macs = 1;  // the most multiply-adds one broadcast op covers
   for (const KernelInfo* k : kMatmulKernels) {
     const std::optional<PeakRate> r = k->peak_rate(spec, t);
     if (!r) continue;
     std::optional<PeakRate>& form = r->dot ? dots : rows;
-    if (!form) form = PeakRate{.dot = r->dot, .lanes = 1, .k_per_op = 1};
+    if (!form) form = *r;
     form->lanes = std::max(form->lanes, r->lanes);
     form->k_per_op = std::max(form->k_per_op, r->k_per_op);
-    if (!r->dot) rows_load &= r->loads_rows_and_vectors;
-    most_macs = std::max(most_macs, r->lanes * r->k_per_op);
+    form->op_price = std::min(form->op_price, r->op_price);
+    form->per_call = std::min(form->per_call, r->per_call);
+    if (!r->dot) {
+      rows_load &= r->loads_rows_and_vectors;
+      rows_macs = std::max(rows_macs, r->lanes * r->k_per_op);
+    }
   }
   if (!rows && !dots) return 0;  // no kernel: no tree to bound
-  if (!dots) {
-    const int64_t fmas = LeastOps(*rows, spec) * t.cost.fma;
-    return rows_load ? std::max(fmas, LeastLoads(*rows, spec) * t.cost.load)
-                     : fmas;
-  }
-  if (!rows) return LeastOps(*dots, spec) * t.cost.fma;
-  return std::min({LeastOps(*rows, spec), LeastOps(*dots, spec),
-                   (spec.Macs() + most_macs - 1) / most_macs}) *
-         t.cost.fma;
+  const int64_t dots_only = dots ? LeastCost(*dots, spec) : 0;
+  if (!rows) return dots_only;
+  int64_t rows_only = LeastCost(*rows, spec);
+  if (rows_load)
+    rows_only = std::max(rows_only, LeastLoads(*rows, spec) * t.cost.load);
+  // Per column of B, over the common denominator Lr x Ld (in 128 bits: k
+  // may be large).
+  using Wide = __int128;
+  const Wide lr = rows_macs, ld = dots ? dots->lanes : 1, k = spec.k;
+  const Wide a = rows->op_price * ld, e = rows->op_price * lr * ld;
+  const bool shared_b = spec.b > 1 && spec.batch_stride[1] == 0;
+  const Wide columns = static_cast<Wide>(shared_b ? 1 : spec.b) * spec.n;
+  const Wide rows_fed = static_cast<Wide>(shared_b ? spec.b : 1) * spec.m;
+  Wide unpacked = k * e;
+  if (dots)
+    unpacked =
+        std::min(unpacked, (k * dots->op_price + dots->per_call * ld) * lr);
+  const Wide packed = k * LeastRepackCost(spec, t) * lr * ld + rows_fed * k * a;
+  const Wide per_column = std::min(packed, rows_fed * unpacked);
+  const int64_t any_tree =
+      static_cast<int64_t>(columns * per_column / (lr * ld));
+  return std::max(any_tree, dots ? std::min(rows_only, dots_only) : rows_only);
 }
 
 }  // namespace

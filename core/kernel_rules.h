@@ -22,6 +22,8 @@ int MaskScratch(const TensorSpec& r, const Target& t);
 bool MayHold(const Spec& s, Kind leaf);
 bool PairsMayRun(const Spec& s, const Target& t);
 int64_t VectorsPerRow(const Spec& s);
+bool BRowsMayBeVectors(const Spec& s);
+bool BPairsMayExist(const Spec& s);
 
 // kOuterBf16, kCopyPairs, kWidenPairs (core/kernels_pairs.cc).
 bool OuterBf16Applies(const Spec& s, const Target& t);

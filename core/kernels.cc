@@ -80,6 +80,20 @@ bool PairsMayRun(const Spec& s, const Target& t) {
   return t.bf16_dot && s.IsMatmul() && Bf16(s.aux[0]) && Bf16(s.aux[1]);
 }
 
+// Whether B's rows may be read as vectors anywhere below a matmul: B is
+// row-major, or it is outside L1, where a pack may copy it into row panels.
+// Views keep a layout and only B is ever packed (from GL, L3 or L2), so a
+// column-major B in L1 stays column-major in every tree below.
+bool BRowsMayBeVectors(const Spec& s) {
+  return s.aux[1].layout.row_major() || Faster(Level::kL1, s.aux[1].level);
+}
+
+// Whether B may be in k-pairs anywhere below: it is, or a pack may pair it
+// (outside L1).
+bool BPairsMayExist(const Spec& s) {
+  return s.aux[1].layout.paired() || Faster(Level::kL1, s.aux[1].level);
+}
+
 // A masked AVX2 store (vmaskmovps m256) is microcoded on AMD cores: priced as
 // six stores (an estimate, not measured); masked loads and AVX-512 masked
 // accesses cost what plain ones do.
@@ -135,9 +149,13 @@ int BroadcastFmaMostScratch(const Spec& s, const Target&) {
 }
 // m * ceil(n/vw) FMAs with vw at most the target's lanes, one k each,
 // against ceil(n/vw) + m loads.
+// A B that is not row-major and can no longer be packed (it is in L1) is
+// read one element per register: vector width 1.
 std::optional<PeakRate> BroadcastFmaRate(const Spec& s, const Target& t) {
   if (!s.IsMatmul()) return std::nullopt;
-  return PeakRate{.lanes = t.f32_lanes, .loads_rows_and_vectors = true};
+  return PeakRate{.lanes = BRowsMayBeVectors(s) ? t.f32_lanes : 1,
+                  .op_price = t.cost.fma,
+                  .loads_rows_and_vectors = true};
 }
 
 // --- kScalarFma
@@ -158,9 +176,9 @@ int ScalarFmaMostScratch(const Spec& s, const Target&) {
 }
 // One multiply-add per call, priced as ten FMAs: more than the two loads
 // LeastLoads counts for it.
-std::optional<PeakRate> ScalarFmaRate(const Spec& s, const Target&) {
+std::optional<PeakRate> ScalarFmaRate(const Spec& s, const Target& t) {
   if (!s.IsMatmul()) return std::nullopt;
-  return PeakRate{.loads_rows_and_vectors = true};
+  return PeakRate{.op_price = t.cost.fma, .loads_rows_and_vectors = true};
 }
 int64_t ScalarFmaCost(const Spec& s, const Target& t) {
   return 5 * t.cost.fma * 2 + (Scaled(s) ? t.cost.fma : 0);
@@ -330,6 +348,12 @@ int DotScratch(const Spec& s, const Target& t) {
 // Loads (two per vector), FMAs (and widening), or the latency of the longest
 // accumulator chain, whichever is highest, plus the horizontal sum and c's
 // update.
+// The horizontal sum and c's update every call pays, FMA prices beside its
+// load and store of c.
+inline constexpr int64_t kDotSumFmas = 6;
+// FMA and vdpbf16ps latencies on Zen 4/5 (AMD's guide; not measured here).
+inline constexpr int64_t kFmaLatencyCycles = 4;
+inline constexpr int64_t kDpbf16LatencyCycles = 6;
 int64_t DotCostOf(KernelId id, const Spec& s, const Target& t,
                   int64_t latency_cycles, int64_t widen) {
   const int64_t v = DotVectors(id, s, t), acc = DotAccumulators(id, s, t);
@@ -338,7 +362,8 @@ int64_t DotCostOf(KernelId id, const Spec& s, const Target& t,
   // charged whether or not its pitch makes the emitter issue them).
   const int64_t loads = 2 * v + (Bf16(s.aux[1]) ? (2 * s.k + 63) / 64 : 0);
   return std::max({v * t.cost.fma + widen, loads * t.cost.load, chain}) +
-         (6 + (Scaled(s) ? 1 : 0)) * t.cost.fma + t.cost.load + t.cost.store;
+         (kDotSumFmas + (Scaled(s) ? 1 : 0)) * t.cost.fma + t.cost.load +
+         t.cost.store;
 }
 // Dot products need A's rows and B's columns contiguous along k. No rewrite
 // makes an operand column-major or changes A's layout (packing makes B row
@@ -354,15 +379,25 @@ int DotMostScratch(const Spec& s, const Target& t) {
   return DotMayRun(s) ? kMaxDotAccumulators + 2 + (t.isa == Isa::kAvx2 ? 1 : 0)
                       : 0;
 }
+// Each vector of k costs at least an FMA, two loads (A's and B's), and its
+// share of the accumulator chains: at most kMaxDotAccumulators of them, each
+// op one latency behind the last on its chain (DotCostOf).
+int64_t DotOpPrice(const Target& t, int64_t latency_cycles) {
+  return std::max(
+      {t.cost.fma, 2 * t.cost.load, latency_cycles * 6 / kMaxDotAccumulators});
+}
 // ceil(k/lanes) FMAs per output (bf16 widened to f32 lanes first).
 std::optional<PeakRate> DotRate(const Spec& s, const Target& t) {
   if (!DotMayRun(s)) return std::nullopt;
-  return PeakRate{.dot = true, .lanes = t.f32_lanes};
+  return PeakRate{.dot = true,
+                  .lanes = t.f32_lanes,
+                  .op_price = DotOpPrice(t, kFmaLatencyCycles),
+                  .per_call = kDotSumFmas * t.cost.fma};
 }
 int64_t DotCost(const Spec& s, const Target& t) {
   const int64_t v = DotVectors(KernelId::kDot, s, t);
   const int64_t widened = (Bf16(s.aux[0]) ? 1 : 0) + (Bf16(s.aux[1]) ? 1 : 0);
-  return DotCostOf(KernelId::kDot, s, t, 4,  // 4-cycle FMA latency
+  return DotCostOf(KernelId::kDot, s, t, kFmaLatencyCycles,
                    widened * v * WidenCost(t));
 }
 
@@ -385,10 +420,13 @@ int DotBf16MostScratch(const Spec& s, const Target& t) {
 // ceil(k / (2 lanes)) vdpbf16ps per output: 2 * f32_lanes bf16 of k each.
 std::optional<PeakRate> DotBf16Rate(const Spec& s, const Target& t) {
   if (!DotMayRun(s) || !PairsMayRun(s, t)) return std::nullopt;
-  return PeakRate{.dot = true, .lanes = 2 * t.f32_lanes};
+  return PeakRate{.dot = true,
+                  .lanes = 2 * t.f32_lanes,
+                  .op_price = DotOpPrice(t, kDpbf16LatencyCycles),
+                  .per_call = kDotSumFmas * t.cost.fma};
 }
 int64_t DotBf16Cost(const Spec& s, const Target& t) {
-  return DotCostOf(KernelId::kDotBf16, s, t, 6, 0);
+  return DotCostOf(KernelId::kDotBf16, s, t, kDpbf16LatencyCycles, 0);
 }
 
 }  // namespace kernels_internal
@@ -449,6 +487,13 @@ int64_t LeastRowLoadCost(int64_t cols, const Target& t) {
   return (cols + t.f32_lanes - 1) / t.f32_lanes * t.cost.load;
 }
 
+int64_t LeastRepackCost(const Spec& s, const Target& t) {
+  if (!s.IsMatmul() || s.aux[1].layout.row_major() ||
+      !Faster(Level::kL1, s.aux[1].level))
+    return 0;
+  return std::max(t.cost.load, t.cost.store);
+}
+
 namespace {
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
@@ -456,6 +501,11 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t LeastOps(const PeakRate& r, const Spec& s) {
   if (r.dot) return s.b * s.m * s.n * CeilDiv(s.k, r.lanes);
   return s.b * s.m * CeilDiv(s.k, r.k_per_op) * CeilDiv(s.n, r.lanes);
+}
+
+int64_t LeastCost(const PeakRate& r, const Spec& s) {
+  const int64_t calls = r.dot ? s.b * s.m * s.n : 0;
+  return LeastOps(r, s) * r.op_price + calls * r.per_call;
 }
 
 int64_t LeastLoads(const PeakRate& r, const Spec& s) {

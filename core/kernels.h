@@ -104,11 +104,11 @@ inline constexpr int kNumKernels = static_cast<int>(KernelId::kWidenPairs) + 1;
 //   sequential read, 1 KiB: 78-85 %, none: 75-90 % (noisy).
 // The dot kernels prefetch a bf16 B read down its columns likewise,
 // kPrefetchColumnBytes ahead, when the columns are at least
-// kPrefetchMinPitch bytes apart (jit/emit_dot_kernels.cc, PrefetchColumnStream):
-// one column after another is a single stream. bf16_benchmark, 1x2048x16384
-// b=col, one thread, us per call AVX2 / AVX-512 (two runs each, shared
-// machine): none 2360 / 2605; 4 KiB ahead 2205-2234 / 2273-2320; 8 KiB
-// 2007-2008 / 2309-2393; 16 KiB 2004-2067 / 2254-2372.
+// kPrefetchMinPitch bytes apart (jit/emit_dot_kernels.cc,
+// PrefetchColumnStream): one column after another is a single stream.
+// bf16_benchmark, 1x2048x16384 b=col, one thread, us per call AVX2 / AVX-512
+// (two runs each, shared machine): none 2360 / 2605; 4 KiB ahead 2205-2234 /
+// 2273-2320; 8 KiB 2007-2008 / 2309-2393; 16 KiB 2004-2067 / 2254-2372.
 inline constexpr int kPrefetchRows = 8;
 inline constexpr int64_t kPrefetchColumnBytes = 8192;
 inline constexpr int64_t kPrefetchMinPitch = 4096;
@@ -138,20 +138,28 @@ inline constexpr int64_t kMaxUnrolledStores = 64;
 // Most accumulators a dot kernel keeps: enough to cover the FMA latency.
 inline constexpr int kMaxDotAccumulators = 4;
 
-// The most work a matmul kernel does per FMA-priced instruction, its share of
-// the lower bound (LowerBound, core/cost_model.h). The broadcast form covers
-// at most `lanes` consecutive outputs of one row times `k_per_op` consecutive
-// k; the dot form (`dot`) at most `lanes` consecutive k of one output.
+// The most work a matmul kernel does per instruction, and the least it pays
+// for one: its share of the lower bound (LowerBound, core/cost_model.h). The
+// broadcast form covers at most `lanes` consecutive outputs of one row times
+// `k_per_op` consecutive k; the dot form (`dot`) at most `lanes` consecutive
+// k of one output. The kernel costs at least LeastCost(rate) wherever it
+// applies.
 struct PeakRate {
   bool dot = false;
   int64_t lanes = 1;
   int64_t k_per_op = 1;
+  // The least each of those instructions costs (at least the FMA price).
+  int64_t op_price = 0;
   // Broadcast form: the kernel's cost is also at least LeastLoads(rate) load
   // prices at every Spec it applies to (a broadcast per row and a load per
   // vector of B, for each k_per_op of k). A kernel that reads one B vector
   // for more k than k_per_op says (widen_pairs' k-pair rows) does not claim
   // it.
   bool loads_rows_and_vectors = false;
+  // Dot form: what every call costs beyond its ops, for its one output (the
+  // horizontal sum); the call's load and store of that output are not
+  // counted here (LowerBound counts C's separately).
+  int64_t per_call = 0;
 };
 
 // The fewest instructions at rate `r` that cover the multiply-adds of `s`:
@@ -160,6 +168,11 @@ struct PeakRate {
 // (ceilings of sums are at most sums of ceilings), so calls covering `s`
 // execute at least this many in all.
 int64_t LeastOps(const PeakRate& r, const Spec& s);
+// LeastOps at op_price, plus per_call for each output of the dot form (a dot
+// kernel computes one output, so a tree of them makes at least one call per
+// output): at most the cost of any kernel with rate `r` applied to `s`, and,
+// like LeastOps, subadditive over tiles and k-splits.
+int64_t LeastCost(const PeakRate& r, const Spec& s);
 // ceil(k / k_per_op) * (m + ceil(n / lanes)) per batch element: the loads a
 // tree of broadcast-form kernels that all claim loads_rows_and_vectors issues
 // at least (each row of A is broadcast for every op's k in every tile along
@@ -190,7 +203,7 @@ struct KernelInfo {
   // kernel applies to (a necessary condition, checked on any ancestor:
   // layouts and dtypes only change as the pack rewrite allows); nullopt when
   // it cannot, and always for the other kernels. Its cost at any Spec it
-  // applies to is at least LeastOps(rate) FMA prices.
+  // applies to is at least LeastCost(rate).
   std::optional<PeakRate> (*peak_rate)(const Spec& s, const Target& t);
 };
 
@@ -205,6 +218,16 @@ const KernelInfo& Info(KernelId id);
 // (LowerBound, core/cost_model.h).
 int64_t LeastRowStoreCost(int64_t cols, const Target& t);
 int64_t LeastRowLoadCost(int64_t cols, const Target& t);
+
+// The least a tree for the matmul `s` pays per element of B to read B's rows
+// as vectors: 0 for a row-major B (plain or in panels); for a B in another
+// order outside L1, its pack's copy, which walks the two layouts
+// differently and so moves one element at a time (kCopy: the larger of a
+// load and a store; k-pairs are only made from row-major sources); 0 for one
+// in L1, which cannot be packed (the broadcast form then reads it one lane
+// wide: peak_rate). Without a pack a column-major B is read an element per
+// op.
+int64_t LeastRepackCost(const Spec& s, const Target& t);
 
 // Every kernel, in KernelId order (the search folds over this on every Spec
 // it solves: inline, no copy).

@@ -41,9 +41,12 @@ int OuterBf16MostScratch(const Spec& s, const Target& t) {
 // A vdpbf16ps covers one row's vector of at most the target's lanes and two
 // k (a k-pair).
 std::optional<PeakRate> OuterBf16Rate(const Spec& s, const Target& t) {
-  if (!PairsMayRun(s, t) || Scaled(s)) return std::nullopt;
-  return PeakRate{
-      .lanes = t.f32_lanes, .k_per_op = 2, .loads_rows_and_vectors = true};
+  if (!PairsMayRun(s, t) || Scaled(s) || !BPairsMayExist(s))
+    return std::nullopt;
+  return PeakRate{.lanes = t.f32_lanes,
+                  .k_per_op = 2,
+                  .op_price = t.cost.fma,
+                  .loads_rows_and_vectors = true};
 }
 // m * ceil(n/vw) vdpbf16ps on the FMA pipes (priced as FMAs; k = 1 adds a
 // shift per B vector and per broadcast) against ceil(n/vw) + m loads and a
@@ -131,8 +134,8 @@ int WidenPairsMostScratch(const Spec& s, const Target&) {
 }
 // One f32 FMA covers one row's vector and one k, as broadcast_fma.
 std::optional<PeakRate> WidenPairsRate(const Spec& s, const Target& t) {
-  if (!F32TimesBf16(s)) return std::nullopt;
-  return PeakRate{.lanes = t.f32_lanes};
+  if (!F32TimesBf16(s) || !BPairsMayExist(s)) return std::nullopt;
+  return PeakRate{.lanes = t.f32_lanes, .op_price = t.cost.fma};
 }
 // m * k * ceil(n/vw) FMAs, and the split of each B vector: one shift for
 // k = 1, three for k = 2, priced as one and two widens (a widen is two

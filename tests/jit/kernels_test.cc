@@ -4,8 +4,9 @@
 // - its emitter holds at most scratch_vregs registers besides the operands,
 //   and scratch_vregs lies between least_scratch_vregs and
 //   most_scratch_vregs;
-// - its cost is at least LowerBound, and a matmul kernel's at least LeastOps
-//   FMA prices at its own peak rate (other kernels declare none);
+// - its cost is at least LowerBound, and a matmul kernel's at least LeastCost
+//   at its own peak rate, whose op price is at least an FMA's (other kernels
+//   declare none);
 // - in trees the search builds, every ancestor of a leaf declares at least
 //   the leaf's scratch (most_scratch_vregs, which the budget clamp adds up)
 //   and a peak rate for its kernel (which the lower bound folds over).
@@ -110,7 +111,8 @@ class CatalogueChecker {
     const std::optional<PeakRate> rate = k.peak_rate(s, t_);
     if (k.kind == Kind::kMatmulAccum) {
       ASSERT_TRUE(rate.has_value()) << what;
-      EXPECT_GE(cost, LeastOps(*rate, s) * t_.cost.fma) << what;
+      EXPECT_GE(cost, LeastCost(*rate, s)) << what;
+      EXPECT_GE(rate->op_price, t_.cost.fma) << what;
     } else {
       EXPECT_FALSE(rate.has_value()) << what;
     }
