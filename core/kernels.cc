@@ -345,15 +345,15 @@ int DotScratch(const Spec& s, const Target& t) {
   return acc + 1 + (Bf16(s.aux[1]) || partial ? 1 : 0) +
          (partial && any_f32 && t.isa == Isa::kAvx2 ? 1 : 0);
 }
-// Loads (two per vector), FMAs (and widening), or the latency of the longest
-// accumulator chain, whichever is highest, plus the horizontal sum and c's
-// update.
 // The horizontal sum and c's update every call pays, FMA prices beside its
 // load and store of c.
 inline constexpr int64_t kDotSumFmas = 6;
 // FMA and vdpbf16ps latencies on Zen 4/5 (AMD's guide; not measured here).
 inline constexpr int64_t kFmaLatencyCycles = 4;
 inline constexpr int64_t kDpbf16LatencyCycles = 6;
+// Loads (two per vector), FMAs (and widening), or the latency of the longest
+// accumulator chain, whichever is highest, plus the horizontal sum and c's
+// update.
 int64_t DotCostOf(KernelId id, const Spec& s, const Target& t,
                   int64_t latency_cycles, int64_t widen) {
   const int64_t v = DotVectors(id, s, t), acc = DotAccumulators(id, s, t);
