@@ -393,7 +393,17 @@ int64_t LowerBound(const Spec& spec, const Target& t) {
     }
     lb += traffic;
   }
-  return std::max(lb, overlapped);
+  const int64_t serial = std::max(lb, overlapped);
+  // A matmul that is not serial may hold a parallel loop (below tiles and
+  // to-accum from the root, while its operands stay in GL). Such a loop costs
+  // its rounds of tasks plus parallel_setup, and its rounds at least the
+  // tasks' work over the workers; the rest of the tree adds in full. So a
+  // tree holding one costs at least this bound over the workers (the bound
+  // counts only kernels and views, never a loop's own back-edges or code)
+  // plus parallel_setup; a tree without, the bound itself.
+  if (spec.IsMatmul() && !spec.serial && t.workers > 1)
+    return std::min(serial, serial / t.workers + t.cost.parallel_setup);
+  return serial;
 }
 
 }  // namespace amarena

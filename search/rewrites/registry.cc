@@ -40,6 +40,12 @@ std::vector<Candidate> EnumerateCandidates(const Spec& s, const Target& t) {
   std::vector<Candidate> out;
   out.reserve(48);
   for (const Rewrite* r : Rewrites()) r->enumerate(s, t, out);
+  // A parallel loop runs only at the root: every Spec below it is serial.
+  // (So the lower bound, which counts one worker, holds for every Spec the
+  // search bounds; and below the root a Spec is one problem, whether or not
+  // a parallel loop is above it.)
+  for (Candidate& c : out)
+    for (Spec& child : c.expansion.children) child.serial = true;
   return out;
 }
 

@@ -292,6 +292,34 @@ TEST(SearchTest, LowerBoundIsAtMostTheBestCostOfEverySpecReached) {
   EXPECT_GT(checked, 500000);
 }
 
+// With two workers: a parallel loop runs only at the root, so every Spec
+// below it is serial, and the lower bound, which counts one worker, holds at
+// each child of the root's candidates; at the root itself it allows for the
+// workers (a tree there may run in parallel: 512^3's best costs about 0.56x
+// what one worker's bound counts).
+TEST(SearchTest, WithTwoWorkersTheBoundHoldsAtTheRootAndBelowIt) {
+  Target t = Target::Avx2({.l1d = 32 << 10, .l2 = 512 << 10, .l3 = 32 << 20});
+  t.workers = 2;
+  for (const char* text : {"matmul 512x512x512 f32", "matmul 100x100x100 f32",
+                           "matmul 37x91x53 f32 a=col b=col c=col accum"}) {
+    const Spec root = t.Bind(*ParseSpec(text));
+    Searcher dp(t);
+    const std::optional<Cost> best = dp.BestCost(root);
+    ASSERT_TRUE(best.has_value()) << text;
+    EXPECT_LE(LowerBound(root, t), best->main) << text;
+    int children = 0;
+    for (const Candidate& c : EnumerateCandidates(root, t))
+      for (const Spec& child : c.expansion.children) {
+        EXPECT_TRUE(child.serial) << PrintSpec(child);
+        const std::optional<Cost> b = dp.BestCost(child);
+        if (!b) continue;
+        ++children;
+        EXPECT_LE(LowerBound(child, t), b->main) << PrintSpec(child);
+      }
+    EXPECT_GT(children, 10) << text;
+  }
+}
+
 TEST(SearchTest, CompressedAndPlainMemoGiveTheSameTrees) {
   const Target t = Avx2();
   for (const char* text :

@@ -16,8 +16,8 @@ namespace {
 using ::testing::UnorderedElementsAre;
 
 Target TwoWorkers() {
-  Target t = Target::Avx2(
-      CacheSizes{.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20});
+  Target t =
+      Target::Avx2(CacheSizes{.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20});
   t.workers = 2;
   return t;
 }
@@ -75,7 +75,9 @@ TEST(BatchLoopTest, TheBodyIsTheBatchOneMatmul) {
       // No leading dimension; how each operand's rows spread over the L1
       // sets stays (A's rows 280 bytes apart, B's and C's 256).
       EXPECT_EQ(PrintSpec(body).rfind(
-                    "matmul 13x64x64 f32 a=sets64 b=sets16 c=sets16 budget=", 0),
+                    "matmul 13x64x64 f32 a=sets64 b=sets16 c=sets16 serial "
+                    "budget=",
+                    0),
                 0u)
           << PrintSpec(body);
       EXPECT_EQ(c.expansion.loop.full_iters, 5);
