@@ -37,6 +37,7 @@ if [ "${SKIP_SANITIZE:-0}" != 1 ]; then
   phase "sanitizer build"
   sanitize_skip='valgrind|packaging_consumers|db_concurrency|db_lock|db_checkpoints'
   sanitize_skip+='|GreedyTest|LowerBoundNeverExceedsTheBestCost|GoldenSchedules'
+  sanitize_skip+='|LowerBoundIsAtMostTheBestCost|WithTwoWorkersTheBoundHolds'
   sanitize_skip+='|KnownCases|KernelEdges|Bf16Grid|PairGrid|GridMatchesTheReference'
   sanitize_skip+='|IssueShapes|EngineShapes|ChosenShapes|KernelCatalogue|SearchBoundsTest'
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
