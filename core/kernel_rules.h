@@ -1,7 +1,8 @@
 // The kernel catalogue's shared rules (core/kernels.cc) and the rows kept in
-// their own file (the k-pair kernels, core/kernels_pairs.cc): internal to
-// core/kernels*.cc, which together define the KernelInfo table of
-// core/kernels.h. Nothing else includes this header.
+// their own files (the dot products, core/kernels_dot.cc; the k-pair
+// kernels, core/kernels_pairs.cc): internal to core/kernels*.cc, which together
+// define the KernelInfo table of core/kernels.h. Nothing else includes this
+// header.
 #ifndef AMARENA_CORE_KERNEL_RULES_H_
 #define AMARENA_CORE_KERNEL_RULES_H_
 
@@ -24,6 +25,18 @@ bool PairsMayRun(const Spec& s, const Target& t);
 int64_t VectorsPerRow(const Spec& s);
 bool BRowsMayBeVectors(const Spec& s);
 bool BPairsMayExist(const Spec& s);
+
+// kDot, kDotBf16 (core/kernels_dot.cc).
+bool DotApplies(const Spec& s, const Target& t);
+int DotScratch(const Spec& s, const Target& t);
+int DotMostScratch(const Spec& s, const Target& t);
+std::optional<PeakRate> DotRate(const Spec& s, const Target& t);
+int64_t DotCost(const Spec& s, const Target& t);
+bool DotBf16Applies(const Spec& s, const Target& t);
+int DotBf16Scratch(const Spec& s, const Target& t);
+int DotBf16MostScratch(const Spec& s, const Target& t);
+std::optional<PeakRate> DotBf16Rate(const Spec& s, const Target& t);
+int64_t DotBf16Cost(const Spec& s, const Target& t);
 
 // kOuterBf16, kCopyPairs, kWidenPairs (core/kernels_pairs.cc).
 bool OuterBf16Applies(const Spec& s, const Target& t);
