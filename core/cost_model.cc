@@ -253,7 +253,9 @@ namespace {
 //   loads bound it too: each kernel costs at least the larger of its ops and
 //   its loads, so all of them at least the larger of the two sums.
 // - Likewise a tree of dot-form kernels only: LeastCost, which counts a call
-//   per output.
+//   per output. Each holds only where the other form cannot run: a tree may
+//   mix them (broadcast ops on packed columns of B, dot products on the
+//   rest) and cost less than either alone.
 // - Any tree: each output's k multiply-adds are covered by broadcast-form
 //   ops (at best Lr = lanes x k_per_op of them each: a = op price / Lr per
 //   multiply-add) or by dot calls (d = op price / Ld per multiply-add, plus
@@ -296,11 +298,7 @@ int64_t LeastMatmulCost(const Spec& spec, const Target& t) {
     }
   }
   if (!rows && !dots) return 0;  // no kernel: no tree to bound
-  const int64_t dots_only = dots ? LeastCost(*dots, spec) : 0;
-  if (!rows) return dots_only;
-  int64_t rows_only = LeastCost(*rows, spec);
-  if (rows_load)
-    rows_only = std::max(rows_only, LeastLoads(*rows, spec) * t.cost.load);
+  if (!rows) return LeastCost(*dots, spec);
   // Per column of B, over the common denominator Lr x Ld (in 128 bits: k
   // may be large).
   using Wide = __int128;
@@ -317,7 +315,14 @@ int64_t LeastMatmulCost(const Spec& spec, const Target& t) {
   const Wide per_column = std::min(packed, rows_fed * unpacked);
   const int64_t any_tree =
       static_cast<int64_t>(columns * per_column / (lr * ld));
-  return std::max(any_tree, dots ? std::min(rows_only, dots_only) : rows_only);
+  // With both forms a tree may mix them (broadcast ops on packed columns, dot
+  // products on the rest), and such a tree may cost less than either form
+  // alone: only the bound for any tree holds then.
+  if (dots) return any_tree;
+  int64_t rows_only = LeastCost(*rows, spec);
+  if (rows_load)
+    rows_only = std::max(rows_only, LeastLoads(*rows, spec) * t.cost.load);
+  return std::max(any_tree, rows_only);
 }
 
 }  // namespace

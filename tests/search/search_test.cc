@@ -320,6 +320,26 @@ TEST(SearchTest, WithTwoWorkersTheBoundHoldsAtTheRootAndBelowIt) {
   }
 }
 
+// A tree may mix the broadcast form (on packed columns of a column-major B)
+// with dot products (on a remaining column), and cost less than either form
+// alone: here 8 columns packed and one column of dot products. A bound that
+// took the lesser of the two forms' own bounds was 44010 against a best of
+// 36904.
+TEST(SearchTest, LowerBoundHoldsForTreesMixingBothForms) {
+  const Target t =
+      Target::Avx2({.l1d = 32 << 10, .l2 = 1 << 20, .l3 = 32 << 20});
+  for (const char* text : {"matmul 47x142x9 f32 accum a=l2 b=col c=l1 serial "
+                           "budget=vrf:16,gpr:10,l1:256,l2:8192,l3:393216",
+                           "matmul 47x142x73 f32 accum a=l2 b=col c=l1 serial "
+                           "budget=vrf:16,gpr:10,l1:256,l2:8192,l3:393216"}) {
+    const Spec s = Canonical(*ParseSpec(text));
+    Searcher exact(t, SearchOptions{.prune = false});
+    const std::optional<Cost> best = exact.BestCost(s);
+    ASSERT_TRUE(best.has_value()) << text;
+    EXPECT_LE(LowerBound(s, t), best->main) << text;
+  }
+}
+
 TEST(SearchTest, CompressedAndPlainMemoGiveTheSameTrees) {
   const Target t = Avx2();
   for (const char* text :
