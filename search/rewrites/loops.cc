@@ -129,9 +129,9 @@ Candidate MakeLoop(const Spec& s, ActionKind kind, Dim d, int64_t size) {
   Spec body = WithoutLds(s);
   SetExtent(body, d, size);
   if (kind == ActionKind::kParallelTile) {
-    // Run by the pool: no counter, and nothing below may be parallel again.
+    // Run by the pool: no counter (its children are serial, as every Spec
+    // below the root is: registry.cc).
     loop.parallel = true;
-    body.serial = true;
   } else {
     loop.unrolled = moves_registers || loop.full_iters == 1;
     loop.counter_in_reg = !loop.unrolled && s.budget->gpr >= 1;
@@ -141,7 +141,6 @@ Candidate MakeLoop(const Spec& s, ActionKind kind, Dim d, int64_t size) {
   if (extent % size) {
     Spec rem = WithoutLds(s);
     SetExtent(rem, d, extent % size);
-    rem.serial = body.serial;
     e.children.push_back(Canonical(rem));
   }
   return c;
@@ -192,8 +191,7 @@ void ParallelTile(const Spec& s, const Target& t, std::vector<Candidate>& out) {
 }
 
 void SplitK(const Spec& s, const Target&, std::vector<Candidate>& out) {
-  if (s.kind != Kind::kMatmulAccum || s.b > 1 ||
-      s.aux[2].dtype != DType::kF32)
+  if (s.kind != Kind::kMatmulAccum || s.b > 1 || s.aux[2].dtype != DType::kF32)
     return;
   for (int64_t size : TileSizes(s, Dim::kK))
     out.push_back(MakeLoop(s, ActionKind::kSplit, Dim::kK, size));

@@ -36,16 +36,25 @@ std::span<const Rewrite* const> Rewrites() {
 
 #undef AMARENA_REWRITES
 
+namespace {
+
+// A parallel loop runs only at the root: every Spec below it is serial. (So
+// the lower bound, which counts one worker, holds for every Spec the search
+// bounds; and below the root a Spec is one problem, whether or not a
+// parallel loop is above it.) Every candidate, searched or applied, passes
+// through here.
+void MarkChildrenSerial(std::vector<Candidate>& cands) {
+  for (Candidate& c : cands)
+    for (Spec& child : c.expansion.children) child.serial = true;
+}
+
+}  // namespace
+
 std::vector<Candidate> EnumerateCandidates(const Spec& s, const Target& t) {
   std::vector<Candidate> out;
   out.reserve(48);
   for (const Rewrite* r : Rewrites()) r->enumerate(s, t, out);
-  // A parallel loop runs only at the root: every Spec below it is serial.
-  // (So the lower bound, which counts one worker, holds for every Spec the
-  // search bounds; and below the root a Spec is one problem, whether or not
-  // a parallel loop is above it.)
-  for (Candidate& c : out)
-    for (Spec& child : c.expansion.children) child.serial = true;
+  MarkChildrenSerial(out);
   return out;
 }
 
@@ -89,6 +98,7 @@ absl::StatusOr<Candidate> ApplyAction(const Spec& s, const Action& a,
                                       const Target& t) {
   std::vector<Candidate> cands;
   Owner(a).enumerate(s, t, cands);
+  MarkChildrenSerial(cands);
   for (Candidate& c : cands)
     if (c.action == a) return std::move(c);
   return absl::NotFoundError(absl::StrCat(

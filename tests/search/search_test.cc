@@ -318,6 +318,19 @@ TEST(SearchTest, WithTwoWorkersTheBoundHoldsAtTheRootAndBelowIt) {
       }
     EXPECT_GT(children, 10) << text;
   }
+  // Applying an action (as Build and Replay do) yields the same serial
+  // children, so no parallel loop can be replayed below the root either.
+  const Spec root =
+      t.Bind(*ParseSpec("matmul 37x91x53 f32 a=col b=col c=col accum"));
+  absl::StatusOr<Action> tile = ParseAction("tile m 32");
+  absl::StatusOr<Action> parallel = ParseAction("parallel tile m 16");
+  ASSERT_TRUE(tile.ok() && parallel.ok());
+  absl::StatusOr<Candidate> c = ApplyAction(root, *tile, t);
+  ASSERT_TRUE(c.ok()) << c.status();
+  for (const Spec& child : c->expansion.children) {
+    EXPECT_TRUE(child.serial) << PrintSpec(child);
+    EXPECT_FALSE(ApplyAction(child, *parallel, t).ok()) << PrintSpec(child);
+  }
 }
 
 // A tree may mix the broadcast form (on packed columns of a column-major B)
