@@ -270,7 +270,8 @@ namespace {
 //   pays at least min(k r + rows k a, rows min(k e, k d + per_call)), where
 //   rows is the outputs one column of B feeds. This is what bounds a
 //   column-major B (in L1 the broadcast form is one lane wide; outside it,
-//   the pack's copy is the price), where the bound above was loose by 1.5-4x.
+//   the pack's copy is the price), which the form-only bounds left 1.5-4x
+//   loose.
 int64_t LeastMatmulCost(const Spec& spec, const Target& t) {
   // The catalogue's matmul kernels, once (only they have a peak rate; the
   // search asks for millions of bounds).
@@ -399,8 +400,8 @@ int64_t LowerBound(const Spec& spec, const Target& t) {
     lb += traffic;
   }
   const int64_t serial = std::max(lb, overlapped);
-  // A matmul that is not serial may hold a parallel loop (below tiles and
-  // to-accum from the root, while its operands stay in GL). Such a loop costs
+  // A matmul that is not serial (the root: every Spec below it is serial)
+  // may hold a parallel loop. Such a loop costs
   // its rounds of tasks plus parallel_setup, and its rounds at least the
   // tasks' work over the workers; the rest of the tree adds in full. So a
   // tree holding one costs at least this bound over the workers (the bound
