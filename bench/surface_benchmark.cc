@@ -96,10 +96,8 @@ Variant Failed(std::string name, std::string why) {
   return {std::move(name), nullptr, std::move(why)};
 }
 
-// Odd rounds run the variants in reverse order: the order within a round
-// showed in the figures on a Zen 3 VM (the f32 x bf16 pair on one shared
-// weight buffer, 101 rounds: a paired ratio of 0.980 in the rounds with one
-// order, 0.960 in those with the other).
+// Odd rounds run the variants in reverse: the order within a round showed on
+// a Zen 3 VM (f32 x bf16 on one buffer, 101 rounds: 0.980 and 0.960).
 void TimeAlternating(std::vector<Variant>& vs, int rounds) {
   std::vector<std::vector<double>> ns(vs.size());
   BatchTimerOptions opt;
@@ -191,11 +189,10 @@ struct MatVec {
   Floats x = Random(k, 3), w = Random(k * n, 4);  // w: K x N
   Halves w16, x16;
   Floats y = Floats(n);
-  // The packed weights by their layout (the `b=` of the kernel's Spec): two
-  // kernels that chose one layout read one buffer, so their comparison is
-  // not one of where their 64 MiB happened to land (on a Zen 3 VM, swapping
-  // which of two identical buffers was allocated first moved the ratio from
-  // 0.966 to 1.038).
+  // The packed weights, keyed by the kernel's Spec from its `b=` on (the
+  // layout b=any chose): kernels with one layout read one buffer, not two
+  // whose placement differs (on a Zen 3 VM, swapping which was allocated
+  // first moved the ratio from 0.966 to 1.038).
   std::map<std::string, std::shared_ptr<Halves>> packed;
   MatVec() : w16(w.size()), x16(k) {
     for (size_t i = 0; i < w.size(); ++i) w16[i] = Bf16FromF32(w[i]);
@@ -230,20 +227,15 @@ Variant AmarenaMatVec(std::shared_ptr<MatVec> mv, bool f32_activations) {
   st->mv = mv;
   Status s = Kernel::Get(spec, &st->k);
   if (!s.ok()) return Failed(name, s.message());
-  const std::string k_spec = st->k.spec();
-  const size_t at = k_spec.find(" b=");
-  const std::string layout =
-      at == std::string::npos
-          ? ""
-          : k_spec.substr(at, k_spec.find(' ', at + 1) - at);
-  std::shared_ptr<Halves>& packed = mv->packed[layout];
+  const std::string ks = st->k.spec();
+  const size_t at = ks.find(" b=");
+  std::shared_ptr<Halves>& packed =
+      mv->packed[at == std::string::npos ? ks : ks.substr(at)];
   if (!packed) {
-    packed = std::make_shared<Halves>(st->k.b_bytes() / 2);
-    s = st->k.PackB(mv->w16.data(), packed->data(), st->k.b_bytes());
-    if (!s.ok()) {
-      packed.reset();
-      return Failed(name, s.message());
-    }
+    auto p = std::make_shared<Halves>(st->k.b_bytes() / 2);
+    s = st->k.PackB(mv->w16.data(), p->data(), st->k.b_bytes());
+    if (!s.ok()) return Failed(name, s.message());
+    packed = p;
   }
   st->packed = packed;
   void* a = f32_activations ? static_cast<void*>(mv->x.data())
