@@ -21,9 +21,8 @@
 //
 // parallel tile: Tile a matmul along m or n, one pool task per tile.
 // Applies to: with more than one worker, a matmul at the root (every operand
-//   in GL, not serial), with the sizes TileSizes allows and the even share
-//   ceil(extent / workers), each making at least as many tasks as workers
-//   (the remainder tile is a task).
+//   in GL, not serial), with the sizes TileSizes allows that make at least as
+//   many tiles as workers.
 // Yields: a parallel Loop, body and remainder as for tile, both marked serial
 //   (so there is at most one parallel loop per tree) and with no counter.
 //   Batched: along b only, in tiles of powers of two and of ceil(b /
@@ -40,7 +39,6 @@
 // Yields: a serial Loop over k whose body is the MatmulAccum on a k-slice (A's
 //   columns, B's rows) and, if the size does not divide k, one remainder
 //   slice. Budgets as for tiling.
-#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "core/cost_model.h"
 #include "core/spec_text.h"
@@ -68,11 +66,11 @@ void SetExtent(Spec& s, Dim d, int64_t extent) {
   }
 }
 
-// What every tile along `d` must be a multiple of, keeping every register
-// tile whole (a multiple of its vector width) and every packed operand's
-// panels whole (a multiple of its panel width) and its interleaved row pairs
-// whole (a multiple of 2); 0 when no size can keep them all.
-int64_t TileMultiple(const Spec& s, Dim d) {
+// Tile sizes below the extent of `d`: 2^a, plus 3, 6 and 12 along m (so 6 x 16
+// register tiles exist), keeping every register tile whole (a multiple of its
+// vector width) and every packed operand's panels whole (a multiple of its
+// panel width) and its interleaved row pairs whole (a multiple of 2).
+std::vector<int64_t> TileSizes(const Spec& s, Dim d) {
   const int64_t extent = Extent(s, d);
   // Each operand that moves along `d` may demand tiles be multiples of some
   // width: a register tile's lanes along its columns, what its layout needs
@@ -89,19 +87,10 @@ int64_t TileMultiple(const Spec& s, Dim d) {
       w = t.layout().TileMultiple(axis, extent);
     }
     if (w > 1) {
-      if (multiple % w != 0 && w % multiple != 0) return 0;
+      if (multiple % w != 0 && w % multiple != 0) return {};
       multiple = std::max(multiple, w);
     }
   }
-  return multiple;
-}
-
-// Tile sizes below the extent of `d`: 2^a, plus 3, 6 and 12 along m (so 6 x 16
-// register tiles exist), multiples of TileMultiple.
-std::vector<int64_t> TileSizes(const Spec& s, Dim d) {
-  const int64_t extent = Extent(s, d);
-  const int64_t multiple = TileMultiple(s, d);
-  if (multiple == 0) return {};
   // 3 * 2^a only where it makes register tiles: 3, 6 and 12 rows along m.
   const int64_t max_three = d == Dim::kM ? 12 : 0;
   std::vector<int64_t> sizes;
@@ -183,11 +172,9 @@ void TileOut(const Spec& s, const Target&, std::vector<Candidate>& out) {
       out.push_back(MakeLoop(s, ActionKind::kTile, d, size));
 }
 
-// Once per tree, at the root (every Spec below it is serial: registry.cc),
-// where every operand is in GL, so each task is a whole kernel over its
-// tile; with the sizes TileSizes allows and the even share ceil(extent /
-// workers) rounded up to TileMultiple, each making at least as many tasks
-// (a remainder is a task) as workers.
+// Once per tree (the tiles are serial), at the root (every operand in GL, so
+// each task is a whole kernel over its tile), with at least as many tiles as
+// workers.
 void ParallelTile(const Spec& s, const Target& t, std::vector<Candidate>& out) {
   if (s.serial || t.workers < 2 || !s.IsMatmul()) return;
   for (int i = 0; i < s.NumOperands(); ++i)
@@ -197,25 +184,10 @@ void ParallelTile(const Spec& s, const Target& t, std::vector<Candidate>& out) {
       out.push_back(MakeLoop(s, ActionKind::kParallelTile, Dim::kB, size));
     return;
   }
-  for (Dim d : {Dim::kM, Dim::kN}) {
-    const int64_t extent = Extent(s, d), multiple = TileMultiple(s, d);
-    if (multiple == 0) continue;
-    // The even share: one round of tasks of (nearly) equal size. Offered
-    // only where the power-of-two tile that also makes one round is more
-    // than 1/8 longer: each new size is a new family of sub-Specs to solve
-    // (997 rows in 499 + 498 doubles the search for a 2.6 % shorter task).
-    int64_t even = (extent + t.workers - 1) / t.workers;
-    even = (even + multiple - 1) / multiple * multiple;
-    std::vector<int64_t> sizes = TileSizes(s, d);
-    int64_t pow2 = 1;
-    while (pow2 < even) pow2 *= 2;
-    if (even < extent && 8 * pow2 > 9 * even &&
-        !absl::c_linear_search(sizes, even))
-      sizes.push_back(even);
-    for (int64_t size : sizes)
-      if ((extent + size - 1) / size >= t.workers)
+  for (Dim d : {Dim::kM, Dim::kN})
+    for (int64_t size : TileSizes(s, d))
+      if (Extent(s, d) / size >= t.workers)
         out.push_back(MakeLoop(s, ActionKind::kParallelTile, d, size));
-  }
 }
 
 void SplitK(const Spec& s, const Target&, std::vector<Candidate>& out) {

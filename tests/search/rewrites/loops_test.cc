@@ -1,8 +1,7 @@
-// The loops (search/rewrites/loops.cc): a batched matmul is offered only a
-// loop over its batch (tiles of 1; on two or more workers, a parallel one at
-// the root) and the moves of what its batch shares, and the body of the loop
-// is the batch-1 matmul; an ordinary matmul at the root is offered parallel
-// tiles that make a task per worker, the even share among them.
+// The loops over a batch (search/rewrites/loops.cc): a batched matmul is
+// offered only a loop over its batch (tiles of 1; on two or more workers, a
+// parallel one at the root) and the moves of what its batch shares, and the
+// body of the loop is the batch-1 matmul.
 #include <set>
 #include <string>
 
@@ -96,38 +95,6 @@ TEST(BatchLoopTest, TheBodyIsTheBatchOneMatmul) {
     }
   }
   EXPECT_EQ(seen, 2);
-}
-
-
-// The parallel tiles of an ordinary matmul on two workers: the sizes that make
-// at least two tasks (a remainder is a task) and the even share where the
-// power-of-two tile making one round would leave one task over 1/8 longer.
-std::set<std::string> ParallelTilesAlongM(const std::string& text,
-                                          const Target& t) {
-  std::set<std::string> out;
-  for (const std::string& d : Offered(text, t))
-    if (d.rfind("parallel tile m ", 0) == 0) out.insert(d);
-  return out;
-}
-
-TEST(ParallelTileTest, TwoWorkersGetTheEvenShareWhereAPowerOfTwoIsUneven) {
-  const Target t = TwoWorkers();
-  // 100 rows: 64 would make one task of 64 and one of 36; 50 each instead.
-  const std::set<std::string> hundred =
-      ParallelTilesAlongM("matmul 100x64x64 f32", t);
-  EXPECT_TRUE(hundred.count("parallel tile m 50"));
-  EXPECT_TRUE(hundred.count("parallel tile m 64"));
-  EXPECT_TRUE(hundred.count("parallel tile m 1"));
-  // 997 rows: 512 is within 1/8 of 499, which is not offered.
-  const std::set<std::string> odd =
-      ParallelTilesAlongM("matmul 997x64x64 f32", t);
-  EXPECT_TRUE(odd.count("parallel tile m 512"));
-  EXPECT_FALSE(odd.count("parallel tile m 499"));
-  // 128 rows: the even share is a power of two already.
-  EXPECT_TRUE(ParallelTilesAlongM("matmul 128x64x64 f32", t)
-                  .count("parallel tile m 64"));
-  // Serial: none.
-  EXPECT_TRUE(ParallelTilesAlongM("matmul 100x64x64 f32 serial", t).empty());
 }
 
 }  // namespace
