@@ -43,9 +43,8 @@ namespace {
 // bounds; and below the root a Spec is one problem, whether or not a
 // parallel loop is above it.) Every candidate, searched or applied, passes
 // through here.
-void MarkChildrenSerial(std::vector<Candidate>& cands) {
-  for (Candidate& c : cands)
-    for (Spec& child : c.expansion.children) child.serial = true;
+void MarkChildrenSerial(Candidate& c) {
+  for (Spec& child : c.expansion.children) child.serial = true;
 }
 
 }  // namespace
@@ -54,7 +53,7 @@ std::vector<Candidate> EnumerateCandidates(const Spec& s, const Target& t) {
   std::vector<Candidate> out;
   out.reserve(48);
   for (const Rewrite* r : Rewrites()) r->enumerate(s, t, out);
-  MarkChildrenSerial(out);
+  for (Candidate& c : out) MarkChildrenSerial(c);
   return out;
 }
 
@@ -98,9 +97,11 @@ absl::StatusOr<Candidate> ApplyAction(const Spec& s, const Action& a,
                                       const Target& t) {
   std::vector<Candidate> cands;
   Owner(a).enumerate(s, t, cands);
-  MarkChildrenSerial(cands);
   for (Candidate& c : cands)
-    if (c.action == a) return std::move(c);
+    if (c.action == a) {
+      MarkChildrenSerial(c);
+      return std::move(c);
+    }
   return absl::NotFoundError(absl::StrCat(
       "action '", Describe(a), "' does not apply to ", PrintSpec(s)));
 }
