@@ -69,6 +69,9 @@ struct FidelityOptions {
   double ms = 200;     // timing budget per tree, in ms
   int rounds = 3;      // timing rounds over all the trees
   double slow = 8;     // trees this many times slower than the pick: 1 round
+  // Shipped price tables whose picks are timed beside the host's, each with
+  // its regret ("all": every shipped table but the host's own).
+  std::vector<std::string> against;
 };
 // Exit status 1 when any tree gave a wrong result.
 int FidelityCommand(const FidelityOptions& opt);

@@ -35,122 +35,67 @@
 #include "search/alternatives.h"
 #include "search/replay.h"
 #include "search/search.h"
+#include "core/price_table.h"
+#include "runtime/prices.h"
 #include "tools/commands.h"
+#include "tools/fidelity_timing.h"
 #include "tools/json.h"
 #include "tools/rank_correlation.h"
 
 namespace amarena::tools {
 namespace {
 
-struct Measured {
-  ImplPtr tree;
-  std::string schedule, origin;
-  // status: "ok" (timed), "skipped" (did not compile), "wrong" (a wrong
-  // result: never timed).
-  std::string status, message;
-  std::unique_ptr<CompiledKernel> kernel;  // while it is timed
-  // The median of each round's median (the rounds interleave the trees, so
-  // the load of a shared machine drifting over the run is spread over all of
-  // them), the fastest batch of all, and the batches timed in all.
-  std::vector<double> rounds;
-  bench::BatchTiming time;
-};
-
 // Where the random trees explore: each tree takes the next of these chances
 // of a random action per node, so the sample spans trees near the best and
 // far from it.
 constexpr double kExplore[] = {1.0, 0.5, 0.25, 0.1};
 
-// Operand sets for the timed calls. Warm: one set, so a call finds what the
-// previous left in cache. Cold: enough sets to span twice the last-level
-// cache (at most 1 GiB in all), called in turn, so each call's operands have
-// left the caches since their last use.
-std::vector<std::unique_ptr<Operands>> MakeOperandSets(const Spec& s, bool cold,
-                                                       uint64_t seed) {
-  int64_t sets = 1;
-  if (cold) {
-    int64_t bytes = 0;
-    for (int i = 0; i < s.NumOperands(); ++i) bytes += OperandBytes(s, i);
-    const int64_t want = 2 * DetectCpu().l3_bytes;
-    sets =
-        std::clamp<int64_t>((want + bytes - 1) / std::max<int64_t>(bytes, 1), 2,
-                            std::max<int64_t>(2, (int64_t{1} << 30) / bytes));
-  }
-  std::vector<std::unique_ptr<Operands>> out;
-  for (int64_t i = 0; i < sets; ++i) {
-    out.push_back(std::make_unique<Operands>(s));
-    FillRandom(s, *out.back(), seed + static_cast<uint64_t>(i));
+// Another price table's pick for the same Spec, timed beside the host's.
+struct OtherPick {
+  std::string label;
+  ImplPtr tree;  // rebuilt under the host's prices (its cost is the host's)
+  size_t index = 0;  // its entry among the measured trees
+};
+
+// The shipped tables `names` asks for ("all": every one but `host_label`),
+// or InvalidArgument naming an unknown label and the known ones.
+absl::StatusOr<std::vector<const PriceTable*>> AgainstTables(
+    const std::vector<std::string>& names, const std::string& host_label) {
+  std::vector<const PriceTable*> out;
+  auto push = [&](const PriceTable* t) {
+    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+  };
+  for (const std::string& name : names) {
+    if (name == "all") {
+      for (const PriceTable& t : ShippedPriceTables())
+        if (t.label != host_label) push(&t);
+      continue;
+    }
+    const PriceTable* t = FindShipped(name);
+    if (t == nullptr) {
+      std::string known;
+      for (const PriceTable& k : ShippedPriceTables())
+        absl::StrAppend(&known, known.empty() ? "" : ", ", k.label);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--against: no shipped price table '", name, "' (known: ", known,
+          ", all)"));
+    }
+    push(t);
   }
   return out;
 }
 
-// Compiles the tree and checks it once against the reference (computed once
-// for all the trees); m.status says how that went.
-void Prepare(const Spec& spec, const Target& target, Operands& ops,
-             const std::vector<uint8_t>& before, const ExpectedOutput& expected,
-             Measured& m) {
-  absl::StatusOr<std::unique_ptr<CompiledKernel>> k =
-      Compile(*m.tree, target, KernelName(spec));
-  if (!k.ok()) {
-    m.status = "skipped";
-    m.message = std::string(k.status().message());
-    return;
-  }
-  // Every tree starts from the same output (accumulating Specs read it).
-  const int out = spec.OutputIndex();
-  std::memcpy(ops.ptr(out), before.data(), before.size());
-  if (absl::Status run = (**k)(ops.ptrs()); !run.ok()) {
-    m.status = "skipped";
-    m.message = std::string(run.message());
-    return;
-  }
-  Verdict v = expected.Check(ops);
-  if (!v.ok) {
-    m.status = "wrong";
-    m.message = absl::StrCat("max relative error ", v.max_rel_err,
-                             ", tolerance ", v.tolerance);
-    return;
-  }
-  m.status = "ok";
-  m.kernel = *std::move(k);
-}
-
-// One round of timing for a prepared tree: the per-call median and minimum
-// of its batches go into m.rounds and m.time.min_ns.
-void TimeRound(std::vector<std::unique_ptr<Operands>>& sets,
-               const bench::BatchTimerOptions& topt, Measured& m) {
-  const CompiledKernel& kernel = *m.kernel;
-  size_t next = 0;
-  const bench::BatchTiming t = bench::TimeBatches(
-      [&] {
-        (void)kernel(sets[next]->ptrs());
-        next = next + 1 == sets.size() ? 0 : next + 1;
-      },
-      topt);
-  m.rounds.push_back(t.median_ns);
-  m.time.min_ns =
-      m.rounds.size() == 1 ? t.min_ns : std::min(m.time.min_ns, t.min_ns);
-  m.time.batch = t.batch;
-  m.time.batches += t.batches;
-}
-
-std::string TreeJson(const Measured& m, double flops) {
-  JsonLine j;
-  j.Add("origin", m.origin);
-  j.Add("status", m.status);
-  j.Add("cost", m.tree->cost.main);
-  if (m.status == "ok") {
-    j.Add("median_ns", m.time.median_ns);
-    j.Add("min_ns", m.time.min_ns);
-    j.Add("gflops", m.time.median_ns > 0 ? flops / m.time.median_ns : 0.0);
-    j.Add("rounds", static_cast<int64_t>(m.rounds.size()));
-    j.Add("batch", m.time.batch);
-    j.Add("batches", m.time.batches);
-  } else {
-    j.Add("message", m.message);
-  }
-  j.Add("schedule", m.schedule);
-  return j.str();
+// The tree the search picks for `root` under `table`'s prices and the
+// host's caches, replayed under the host's target so that its model cost
+// is comparable with the other trees'.
+absl::StatusOr<ImplPtr> PickUnder(const PriceTable& table, const Spec& root,
+                                  const Target& host) {
+  Target other = host;
+  other.cost = table.cost;
+  Searcher searcher(other);
+  absl::StatusOr<ImplPtr> pick = searcher.Solve(root);
+  if (!pick.ok()) return pick.status();
+  return Replay(root, EncodeDecisions(**pick), host);
 }
 
 }  // namespace
@@ -207,6 +152,11 @@ CLI::App* AddFidelityCommand(CLI::App& app, FidelityOptions* opt) {
       ->add_flag("--warm", opt->warm,
                  "operands stay in cache between calls (the default)")
       ->excludes(cold_flag);
+  fid_cmd
+      ->add_option("--against", opt->against,
+                   "shipped price tables (labels, or all) whose picks are "
+                   "timed beside this host's, each with its regret")
+      ->delimiter(',');
   return fid_cmd;
 }
 
@@ -257,6 +207,22 @@ int FidelityCommand(const FidelityOptions& opt) {
     all.push_back(std::move(m));
   };
   add(*best, "best");
+  absl::StatusOr<ChosenPrices> chosen = HostPrices();
+  if (!chosen.ok()) return bad(std::string(chosen.status().message()));
+  absl::StatusOr<std::vector<const PriceTable*>> against =
+      AgainstTables(opt.against, chosen->table.label);
+  if (!against.ok()) return bad(std::string(against.status().message()));
+  std::vector<OtherPick> others;
+  for (const PriceTable* table : *against) {
+    absl::StatusOr<ImplPtr> pick = PickUnder(*table, root, target);
+    if (!pick.ok()) return bad(std::string(pick.status().message()));
+    OtherPick o{.label = table->label, .tree = *pick};
+    const std::string text = EncodeDecisions(**pick);
+    add(*pick, absl::StrCat("pick ", table->label));
+    for (size_t i = 0; i < all.size(); ++i)
+      if (all[i].schedule == text) o.index = i;
+    others.push_back(std::move(o));
+  }
   const int k = std::min(opt.k, opt.trees);
   std::vector<ImplPtr> cheapest =
       KBestTrees(searcher, root, target, k, opt.per_cost);
@@ -421,6 +387,35 @@ int FidelityCommand(const FidelityOptions& opt) {
   if (regret_min)
     std::printf("regret min: %.1f %% (the same, by fastest batches)\n",
                 100 * *regret_min);
+  // Each other table's pick against the same fastest tree: what the host's
+  // own prices gain over another CPU's, measured in one run.
+  std::string against_json = "[";
+  for (const OtherPick& o : others) {
+    const Measured& m = all[o.index];
+    std::optional<double> r, r_min;
+    if (m.status == "ok" && fastest != nullptr) {
+      r = m.time.median_ns / fastest->time.median_ns - 1;
+      r_min = m.time.min_ns / fastest_min - 1;
+    }
+    if (r)
+      std::printf(
+          "regret with %s prices: %.1f %% (min %.1f %%), its pick is tree "
+          "%zu%s\n",
+          o.label.c_str(), 100 * *r, 100 * *r_min, o.index,
+          o.index == 0 ? ", the same as this host's" : "");
+    else
+      std::printf("regret with %s prices: undefined (tree %zu: %s)\n",
+                  o.label.c_str(), o.index, m.status.c_str());
+    JsonLine j;
+    j.Add("prices", o.label);
+    j.Add("tree", static_cast<int64_t>(o.index));
+    j.Add("cost", o.tree->cost.main);
+    j.Add("regret", r.value_or(NAN));
+    j.Add("regret_min", r_min.value_or(NAN));
+    absl::StrAppend(&against_json, against_json.size() > 1 ? ",\n" : "\n",
+                    j.str());
+  }
+  against_json += others.empty() ? "]" : "\n]";
   std::printf("pick:     %s\n", pick.schedule.c_str());
   if (fastest != nullptr)
     std::printf("fastest:  %s (%s, model cost %lld)\n",
@@ -451,6 +446,8 @@ int FidelityCommand(const FidelityOptions& opt) {
     j.Add("regret", regret.value_or(NAN));
     j.Add("rho_min", rho_min.value_or(NAN));
     j.Add("regret_min", regret_min.value_or(NAN));
+    j.Add("prices", chosen->table.label);
+    j.AddRaw("against", against_json);
     j.Add("pick", pick.schedule);
     j.Add("fastest", fastest != nullptr ? fastest->schedule : "");
     j.AddRaw("trees", arr);

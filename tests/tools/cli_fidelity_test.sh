@@ -80,6 +80,29 @@ else
   echo "ok:   the fastest tree replays with run --schedule"
 fi
 
+# --against: each other shipped table's pick is among the trees (the host's
+# own when they agree), with its regret beside the host's.
+if ! "$amarena" fidelity "matmul 24x40x40 f32" --trees 6 --k 2 --decisions 2 \
+     --ms 0.2 --rounds 1 --against all --json "$tmp/a.json" >/dev/null 2>&1 ||
+   ! python3 - "$tmp/a.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+trees, against = r["trees"], r["against"]
+labels = [a["prices"] for a in against]
+assert r["prices"] not in labels and len(labels) == len(set(labels)) >= 1, r
+for a in against:
+    t = trees[a["tree"]]
+    assert t["origin"] in ("best", "pick " + a["prices"]), (a, t)
+    assert t["cost"] == a["cost"] >= trees[0]["cost"], (a, t)
+    assert a["regret"] is None or a["regret"] >= 0, a
+PY
+then
+  echo "FAIL: fidelity --against: $(cat "$tmp/a.json" 2>/dev/null)"
+  fail=1
+else
+  echo "ok:   --against times every other table's pick beside the host's"
+fi
+
 # Cold operands run too.
 if ! "$amarena" fidelity "matmul 3x5x7 f32" --trees 3 --k 1 --decisions 1 \
      --ms 0.2 --rounds 1 --cold >/dev/null 2>&1; then
@@ -103,6 +126,7 @@ check_bad() {  # check_bad EXPECTED_SUBSTRING ARGS...
 check_bad "dimension M is 0" "matmul 0x5x5 f32"
 check_bad "--trees" "matmul 4x4x4 f32" --trees 0
 check_bad "excludes" "matmul 4x4x4 f32" --warm --cold
+check_bad "no shipped price table 'nope'" "matmul 4x4x4 f32" --against nope
 check_bad "cannot write" "matmul 2x2x2 f32" --trees 1 --ms 0.1 --rounds 1 \
   --json "$tmp/no/such/dir/f.json"
 exit $fail

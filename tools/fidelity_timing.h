@@ -1,0 +1,61 @@
+// What `amarena fidelity` keeps per tree, and how it prepares and times
+// one: operand sets (warm or cold), a compile and one check against the
+// reference, a round of batches with the CLI's one timer
+// (bench/batch_timer.h), and the tree's JSON entry. The command itself,
+// which collects the trees and reports the statistics, is
+// fidelity_command.cc.
+#ifndef AMARENA_TOOLS_FIDELITY_TIMING_H_
+#define AMARENA_TOOLS_FIDELITY_TIMING_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/batch_timer.h"
+#include "core/impl.h"
+#include "core/reference.h"
+#include "core/target.h"
+#include "jit/compile.h"
+#include "runtime/operand_check.h"
+
+namespace amarena::tools {
+
+struct Measured {
+  ImplPtr tree;
+  std::string schedule, origin;
+  // status: "ok" (timed), "skipped" (did not compile), "wrong" (a wrong
+  // result: never timed).
+  std::string status, message;
+  std::unique_ptr<CompiledKernel> kernel;  // while it is timed
+  // The median of each round's median (the rounds interleave the trees, so
+  // the load of a shared machine drifting over the run is spread over all of
+  // them), the fastest batch of all, and the batches timed in all.
+  std::vector<double> rounds;
+  bench::BatchTiming time;
+};
+
+// Operand sets for the timed calls. Warm: one set, so a call finds what the
+// previous left in cache. Cold: enough sets to span twice the last-level
+// cache (at most 1 GiB in all), called in turn, so each call's operands have
+// left the caches since their last use.
+std::vector<std::unique_ptr<Operands>> MakeOperandSets(const Spec& s, bool cold,
+                                                       uint64_t seed);
+
+// Compiles the tree and checks it once against the reference (computed once
+// for all the trees); m.status says how that went.
+void Prepare(const Spec& spec, const Target& target, Operands& ops,
+             const std::vector<uint8_t>& before, const ExpectedOutput& expected,
+             Measured& m);
+
+// One round of timing for a prepared tree: the per-call median and minimum
+// of its batches go into m.rounds and m.time.min_ns.
+void TimeRound(std::vector<std::unique_ptr<Operands>>& sets,
+               const bench::BatchTimerOptions& topt, Measured& m);
+
+// The tree's entry in the JSON report.
+std::string TreeJson(const Measured& m, double flops);
+
+}  // namespace amarena::tools
+
+#endif  // AMARENA_TOOLS_FIDELITY_TIMING_H_
