@@ -235,6 +235,7 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
     absl::InlinedVector<uint32_t, 3> ids;
     int64_t known = 0, composed = 0, from_prior = 0;
     bool refined = false;
+    uint8_t solved = 0;  // children solved so far, in order
   };
   std::vector<Tried> tried(cands.size());
   // (bound, index), a min-heap. A candidate first enters with its children's
@@ -318,11 +319,11 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
     if (t.ids.empty())
       for (const Spec& child : c.expansion.children)
         t.ids.push_back(KeyId(child));
-    ++stats_.candidates_tried;
+    if (t.solved == 0) ++stats_.candidates_tried;
     const auto& children = c.expansion.children;
     absl::InlinedVector<Cost, 3>& costs = t.bounds;
-    bool ok = true;
-    for (size_t i = 0; i < children.size() && ok; ++i) {
+    bool ok = true, suspended = false;
+    for (size_t i = t.solved; i < children.size() && ok; ++i) {
       MemoEntry ce = SolveExact(children[i], t.ids[i]);
       if (!ce.feasible) {
         ok = false;
@@ -330,19 +331,26 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
         break;
       }
       costs[i] = ce.cost;
+      t.solved = static_cast<uint8_t>(i + 1);
       // Children solved so far plus bounds for the rest: once that exceeds the
-      // best, the rest need not be solved.
-      if (options_.prune && best.feasible && i + 1 < children.size()) {
+      // best, the rest need not be solved; once it exceeds another
+      // candidate's bound, that one goes first.
+      if (options_.prune && i + 1 < children.size()) {
         const int64_t partial =
             ComposeCost(s, c.expansion, costs, target_).main;
         t.known = partial;
-        if (partial > best.cost.main) {
+        if (best.feasible && partial > best.cost.main) {
           ++stats_.candidates_pruned;
           ok = false;
+        } else if (!heap.empty() && partial > heap.front().first) {
+          heap.emplace_back(std::max(partial, t.from_prior), index);
+          std::push_heap(heap.begin(), heap.end(), std::greater<>());
+          suspended = true;
+          break;
         }
       }
     }
-    if (!ok) continue;
+    if (!ok || suspended) continue;
     Cost cost = ComposeCost(s, c.expansion, costs, target_);
     t.known = cost.main;
     if (!best.feasible || cost < best.cost ||
