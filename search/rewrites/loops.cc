@@ -111,8 +111,10 @@ std::vector<int64_t> TileSizes(const Spec& s, Dim d) {
 }
 
 // A Loop candidate over `d` in tiles of `size` (< the extent), the last
-// partial tile becoming its own remainder sub-Spec.
-Candidate MakeLoop(const Spec& s, ActionKind kind, Dim d, int64_t size) {
+// partial tile becoming its own remainder sub-Spec. `tiles` is
+// WithoutLds(s), which the rewrites compute once for all their sizes.
+Candidate MakeLoop(const Spec& s, const Spec& tiles, ActionKind kind, Dim d,
+                   int64_t size) {
   int64_t extent = Extent(s, d);
   AMARENA_CHECK(size >= 1 && size < extent);
   Candidate c;
@@ -126,7 +128,7 @@ Candidate MakeLoop(const Spec& s, ActionKind kind, Dim d, int64_t size) {
     moves_registers |=
         OperandAxis(s, i, d) != Axis::kNone && s.aux[i].level == Level::kVRF;
   // Tiles are addressed through their parent's views (WithoutLds).
-  Spec body = WithoutLds(s);
+  Spec body = tiles;
   SetExtent(body, d, size);
   if (kind == ActionKind::kParallelTile) {
     // Run by the pool: no counter (its children are serial, as every Spec
@@ -139,7 +141,7 @@ Candidate MakeLoop(const Spec& s, ActionKind kind, Dim d, int64_t size) {
   body.budget = LoopChildBudget(*s.budget, loop, 0);
   e.children.push_back(Canonical(body));
   if (extent % size) {
-    Spec rem = WithoutLds(s);
+    Spec rem = tiles;
     SetExtent(rem, d, extent % size);
     e.children.push_back(Canonical(rem));
   }
@@ -163,13 +165,14 @@ std::vector<int64_t> BatchTileSizes(const Spec& s, int workers) {
 }
 
 void TileOut(const Spec& s, const Target&, std::vector<Candidate>& out) {
+  const Spec tiles = WithoutLds(s);
   if (s.b > 1) {
-    out.push_back(MakeLoop(s, ActionKind::kTile, Dim::kB, 1));
+    out.push_back(MakeLoop(s, tiles, ActionKind::kTile, Dim::kB, 1));
     return;
   }
   for (Dim d : {Dim::kM, Dim::kN})
     for (int64_t size : TileSizes(s, d))
-      out.push_back(MakeLoop(s, ActionKind::kTile, d, size));
+      out.push_back(MakeLoop(s, tiles, ActionKind::kTile, d, size));
 }
 
 // Once per tree (the tiles are serial), at the root (every operand in GL, so
@@ -179,22 +182,25 @@ void ParallelTile(const Spec& s, const Target& t, std::vector<Candidate>& out) {
   if (s.serial || t.workers < 2 || !s.IsMatmul()) return;
   for (int i = 0; i < s.NumOperands(); ++i)
     if (s.aux[i].level != Level::kGL) return;
+  const Spec tiles = WithoutLds(s);
   if (s.b > 1) {
     for (int64_t size : BatchTileSizes(s, t.workers))
-      out.push_back(MakeLoop(s, ActionKind::kParallelTile, Dim::kB, size));
+      out.push_back(
+          MakeLoop(s, tiles, ActionKind::kParallelTile, Dim::kB, size));
     return;
   }
   for (Dim d : {Dim::kM, Dim::kN})
     for (int64_t size : TileSizes(s, d))
       if (Extent(s, d) / size >= t.workers)
-        out.push_back(MakeLoop(s, ActionKind::kParallelTile, d, size));
+        out.push_back(MakeLoop(s, tiles, ActionKind::kParallelTile, d, size));
 }
 
 void SplitK(const Spec& s, const Target&, std::vector<Candidate>& out) {
   if (s.kind != Kind::kMatmulAccum || s.b > 1 || s.aux[2].dtype != DType::kF32)
     return;
+  const Spec tiles = WithoutLds(s);
   for (int64_t size : TileSizes(s, Dim::kK))
-    out.push_back(MakeLoop(s, ActionKind::kSplit, Dim::kK, size));
+    out.push_back(MakeLoop(s, tiles, ActionKind::kSplit, Dim::kK, size));
 }
 
 // A loop's size in its descriptor: at most 2^40, far above any extent.
