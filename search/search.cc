@@ -252,8 +252,8 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
     bool none = false;
     for (const Spec& child : c.expansion.children) {
       none |= ObviouslyInfeasible(child);
-      t.bounds.push_back(Cost{
-          .main = none ? 0 : LowerBound(child, target_), .peak = {}});
+      t.bounds.push_back(
+          Cost{.main = none ? 0 : CachedLowerBound(child), .peak = {}});
     }
     int64_t bound =
         none ? kNoTree : ComposeCost(s, c.expansion, t.bounds, target_).main;
@@ -379,6 +379,18 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
   }
   memo_.Insert(id, *s.budget, best);
   return best;
+}
+
+int64_t Searcher::CachedLowerBound(const Spec& s) {
+  if (bound_cache_.empty()) bound_cache_.resize(kBoundSlots);
+  const MemoTable::Key key = MemoTable::KeyOf(s);
+  BoundSlot& slot =
+      bound_cache_[absl::HashOf(key) & (kBoundSlots - 1)];
+  if (slot.lower < 0 || !(slot.key == key)) {
+    slot.key = key;
+    slot.lower = LowerBound(s, target_);
+  }
+  return slot.lower;
 }
 
 std::pair<int64_t, uint32_t> Searcher::ChildBound(const Spec& child) {

@@ -34,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/hash/hash.h"
 #include "absl/status/statusor.h"
 #include "core/impl.h"
 #include "core/target.h"
@@ -90,8 +91,11 @@ class Searcher {
 
   const SearchStats& stats() const { return stats_; }
   MemoStats memo_stats() const { return memo_.Stats(); }
-  // The memo table's memory and the prior bounds kept beside it.
-  int64_t memo_bytes() const { return memo_.ApproxBytes() + prior_bytes_; }
+  // The memo table's memory and the prior bounds and bound cache beside it.
+  int64_t memo_bytes() const {
+    return memo_.ApproxBytes() + prior_bytes_ +
+           static_cast<int64_t>(bound_cache_.size() * sizeof(BoundSlot));
+  }
 
  private:
   // What the first solve of a key learnt about its candidates, as lower
@@ -120,6 +124,10 @@ class Searcher {
   // budget its own fits in, the cost found there if larger (more budget
   // never costs more).
   std::pair<int64_t, uint32_t> ChildBound(const Spec& child);
+  // LowerBound(s), through a fixed-size table by key (a clash overwrites):
+  // the candidates of many Specs share children, and the memo gives ids only
+  // to the children of the candidates it refines.
+  int64_t CachedLowerBound(const Spec& s);
   ImplPtr Build(const Spec& s);
 
   Target target_;
@@ -133,6 +141,12 @@ class Searcher {
                            target_.cost.loop_iteration;
   std::vector<PriorBounds> prior_;
   int64_t prior_bytes_ = 0;
+  struct BoundSlot {
+    MemoTable::Key key;
+    int64_t lower = -1;  // -1: empty
+  };
+  static constexpr size_t kBoundSlots = size_t{1} << 14;  // 1 MiB
+  std::vector<BoundSlot> bound_cache_;
 };
 
 // The most of each budget any tree for `s` could use (a sound over-estimate):
