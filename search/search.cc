@@ -397,7 +397,7 @@ std::pair<int64_t, uint32_t> Searcher::ChildBound(const Spec& child) {
   if (ObviouslyInfeasible(child)) return {kNoTree, kNoId};
   const uint32_t id = KeyId(child);
   KeyInfo& info = memo_.Info(id);
-  if (info.lower < 0) info.lower = LowerBound(child, target_);
+  if (info.lower < 0) info.lower = CachedLowerBound(child);
   if (reuse_bounds_ && info.floor_budget &&
       ClampBudget(child, info.usable).budget->FitsIn(*info.floor_budget))
     return {std::max(info.lower, info.floor), id};
