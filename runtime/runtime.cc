@@ -167,7 +167,12 @@ absl::StatusOr<KernelPtr> Runtime::GetScheduled(absl::string_view spec_text,
   AMARENA_RETURN_IF_ERROR(CheckSupported(spec, *target_));
   const Spec bound = target_->Bind(spec);
   auto t0 = Clock::now();
-  AMARENA_ASSIGN_OR_RETURN(ImplPtr impl, Replay(bound, decisions, *target_));
+  // "*" in the decisions: the search's best for that sub-Spec (not stored).
+  Searcher searcher(*target_, SearchOptions{.cancel = &stopping_});
+  AMARENA_ASSIGN_OR_RETURN(
+      ImplPtr impl,
+      Replay(bound, decisions, *target_,
+             [&](const Spec& s) { return searcher.Solve(s); }));
   return Finish(bound, std::move(impl), Ms(Clock::now() - t0), 0,
                 KernelSource::kSchedule);
 }

@@ -25,12 +25,20 @@ constexpr int kMaxDepth = 256;
 
 absl::StatusOr<ImplPtr> Build(const Spec& s,
                               const std::vector<absl::string_view>& words,
-                              size_t& next, const Target& t, int depth) {
+                              size_t& next, const Target& t, const Fill& fill,
+                              int depth) {
   if (next >= words.size())
     return absl::InvalidArgumentError(absl::StrCat(
         "stored decisions end before ", PrintSpec(s), " is implemented"));
   if (depth > kMaxDepth)
     return absl::InvalidArgumentError("stored decisions nest too deep");
+  if (words[next] == kFillWord) {
+    if (!fill)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "'", kFillWord, "' stands for a search, which is not available here"));
+    ++next;
+    return fill(s);
+  }
   AMARENA_ASSIGN_OR_RETURN(Action a, ParseAction(words[next++]));
   AMARENA_ASSIGN_OR_RETURN(Candidate c, ApplyAction(s, a, t));
   auto node = std::make_shared<ImplNode>();
@@ -38,7 +46,7 @@ absl::StatusOr<ImplPtr> Build(const Spec& s,
   std::vector<Cost> costs;
   for (const Spec& child : c.expansion.children) {
     AMARENA_ASSIGN_OR_RETURN(ImplPtr built,
-                             Build(child, words, next, t, depth + 1));
+                             Build(child, words, next, t, fill, depth + 1));
     costs.push_back(built->cost);
     node->children.push_back(std::move(built));
   }
@@ -56,14 +64,14 @@ std::string EncodeDecisions(const ImplNode& root) {
 }
 
 absl::StatusOr<ImplPtr> Replay(const Spec& root, absl::string_view decisions,
-                               const Target& t) {
+                               const Target& t, const Fill& fill) {
   if (!root.budget)
     return absl::InvalidArgumentError(
         absl::StrCat("cannot replay decisions for ", PrintSpec(root),
                      ": budget is unset, must be bound to a target"));
   std::vector<absl::string_view> words = absl::StrSplit(decisions, ';');
   size_t next = 0;
-  AMARENA_ASSIGN_OR_RETURN(ImplPtr tree, Build(root, words, next, t, 0));
+  AMARENA_ASSIGN_OR_RETURN(ImplPtr tree, Build(root, words, next, t, fill, 0));
   if (next != words.size())
     return absl::InvalidArgumentError(absl::StrCat(
         "stored decisions for ", PrintSpec(root), " have ", words.size() - next,

@@ -80,7 +80,10 @@ int ExplainCommand(const std::string& text, const ExplainOptions& options) {
   }
   Spec root = target->Bind(spec);
   absl::StatusOr<ImplPtr> impl =
-      schedule.empty() ? searcher.Solve(root) : Replay(root, schedule, *target);
+      schedule.empty()
+          ? searcher.Solve(root)
+          : Replay(root, schedule, *target,
+                   [&](const Spec& s) { return searcher.Solve(s); });
   if (!impl.ok()) {
     std::fprintf(stderr, "amarena: %s\n",
                  std::string(impl.status().message()).c_str());

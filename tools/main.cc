@@ -23,7 +23,7 @@ namespace {
 constexpr const char* kScheduleHelp =
     "use this tree instead of searching: the decisions `explain` prints "
     "after 'schedule:' (\"tile n 128;view 1 l1;...\"), replayed and "
-    "costed";
+    "costed; a '*' leaves that subtree to the search";
 
 }  // namespace
 

@@ -137,6 +137,36 @@ TEST(ReplayTest, RebuildsTheSearchedTreeExactly) {
   }
 }
 
+// "*" hands a subtree to the search: the whole tree as "*" is the search's
+// tree; a first decision then "*" per child is that decision with each child
+// solved; stored decisions (no fill) may not hold it.
+TEST(ReplayTest, StarLeavesSubtreesToTheSearch) {
+  Target t = Avx2();
+  Searcher s(t);
+  const Fill fill = [&](const Spec& sub) { return s.Solve(sub); };
+  Spec bound = t.Bind(*ParseSpec("matmul 100x37x70 f32"));
+  ImplPtr best = *s.Solve(bound);
+  absl::StatusOr<ImplPtr> all = Replay(bound, "*", t, fill);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(EncodeDecisions(**all), EncodeDecisions(*best));
+
+  absl::StatusOr<ImplPtr> tiled = Replay(bound, "tile m 8;*;*", t, fill);
+  ASSERT_TRUE(tiled.ok()) << tiled.status();
+  ASSERT_EQ((*tiled)->children.size(), 2u);  // 12 tiles of 8, one of 4
+  for (const ImplPtr& c : (*tiled)->children) {
+    EXPECT_EQ(EncodeDecisions(*c), EncodeDecisions(**s.Solve(c->spec)));
+  }
+  EXPECT_GE((*tiled)->cost.main, best->cost.main);
+  EXPECT_EQ(EncodeDecisions(**tiled).rfind("tile m 8;", 0), 0u);
+
+  absl::StatusOr<ImplPtr> stored = Replay(bound, "tile m 8;*;*", t);
+  ASSERT_FALSE(stored.ok());
+  EXPECT_NE(stored.status().message().find("'*'"), std::string::npos)
+      << stored.status();
+  EXPECT_FALSE(Replay(bound, "tile m 8;*", t, fill).ok());  // one child short
+  EXPECT_FALSE(Replay(bound, "*;*", t, fill).ok());         // one left over
+}
+
 TEST(ReplayTest, HostileDecisionsAreErrorsNeverCrashes) {
   Target t = Avx2();
   Searcher s(t);
