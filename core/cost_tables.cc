@@ -80,6 +80,7 @@ PriceTable Zen3() {
   c.line_gl_run = {424, 298, 252, 252, 252, 252, 185, 140, 119};
   c.line_gl_adjacent_panels = 107;
   c.line_gl_far_panels = 97;
+  c.l3_share_pct = 25;  // CostParams::l3_share_pct says why
   return AmdEpycGuest("zen3-epyc-vm", 25, 1, 32 << 10, 512 << 10, c);
 }
 

@@ -70,6 +70,7 @@ const PriceField kPriceFields[] = {
     {"line_gl_run_4096", Run<6>},
     {"line_gl_run_8192", Run<7>},
     {"line_gl_run_16384", Run<8>},
+    {"l3_share_pct", [](CostParams& c) -> int64_t& { return c.l3_share_pct; }},
 };
 static_assert(CostParams::kDramRunSteps == 9,
               "one line_gl_run_* field per measured run length");
@@ -150,6 +151,9 @@ class FieldReader {
       f.write(t, *v);
     }
     for (const PriceField& f : kPriceFields) {
+      // Tables stored before the L3 share was a price keep the default.
+      if (absl::string_view(f.name) == "l3_share_pct" && !Find(f.name))
+        continue;
       absl::StatusOr<int64_t> v = Int(f.name, 0, kMaxPrice);
       if (!v.ok()) return v.status();
       f.get(t.cost) = *v;
@@ -233,8 +237,15 @@ bool PriceTable::operator==(const PriceTable& o) const {
 
 std::string CostParamsText(const CostParams& c) {
   std::string out;
-  for (const PriceField& f : kPriceFields)
+  for (const PriceField& f : kPriceFields) {
+    // At its default the L3 share is left out: a table's text, and so its
+    // hash and every result stored under it, is what it was before the
+    // share was a price.
+    if (absl::string_view(f.name) == "l3_share_pct" &&
+        c.l3_share_pct == CostParams{}.l3_share_pct)
+      continue;
     absl::StrAppend(&out, out.empty() ? "" : " ", f.name, "=", PriceOf(c, f));
+  }
   return out;
 }
 
@@ -412,6 +423,7 @@ CostParams ClampPrices(CostParams c) {
     longer = c.line_gl_run[i] = std::max(c.line_gl_run[i], longer);
   c.dram_run_bytes = std::max<int64_t>(c.dram_run_bytes, kLineBytes);
   c.dram_streams = std::max<int64_t>(c.dram_streams, 1);
+  c.l3_share_pct = std::clamp<int64_t>(c.l3_share_pct, 1, 100);
   return c;
 }
 

@@ -39,12 +39,19 @@ Target Target::Avx2(const CacheSizes& caches) {
   // (A, C and a packed B together), and on the Zen 4 host those trees ran
   // slower than the ones found under three quarters (docs/search.md).
   t.l2_lines = FloorBudgetLines(caches.l2 / kLineBytes * 3 / 4);
-  // L3 likewise: with all of its per-core share, a model that hid L3's
-  // views under the work packed the whole of 2048^3's B (16 MiB) there and
-  // streamed it for every strip of rows (0.81x the tree found under three
-  // quarters on the Zen 4 host). Under today's model it is untested.
-  t.l3_lines = FloorBudgetLines(caches.l3 / kLineBytes * 3 / 4);
+  // L3 likewise, a part of it set by the prices (CostParams::l3_share_pct):
+  // with all of its per-core share, a model that hid L3's views under the
+  // work packed the whole of 2048^3's B (16 MiB) there and streamed it for
+  // every strip of rows (0.81x the tree found under three quarters on the
+  // Zen 4 host).
+  t.l3_bytes = caches.l3;
+  t.SetPrices(t.cost);
   return t;
+}
+
+void Target::SetPrices(const CostParams& c) {
+  cost = c;
+  l3_lines = FloorBudgetLines(l3_bytes / kLineBytes * cost.l3_share_pct / 100);
 }
 
 Target Target::Avx512(const CacheSizes& caches) {

@@ -94,6 +94,20 @@ struct CostParams {
   static constexpr int64_t kDramRowBytes = 32768;
   std::array<int64_t, kDramRunSteps> line_gl_run = {280, 183, 102, 93, 82,
                                                     79,  79,  62,  50};
+  // The per cent of the per-core L3 share the search may fill with packing
+  // buffers (Target::l3_lines). The rest is for what streams through L3
+  // beside them: the matrices read from DRAM and C's lines written back
+  // (AMD's L3 takes every line L2 evicts), and, on a shared host, the
+  // neighbours. 75 on the Zen 4 host, where all of it lost to three
+  // quarters (Target::Avx2). On the Zen 3 guest (2 vCPUs, 16 MiB of L3
+  // reported per core) three quarters let the search keep 1299x1556x1670's
+  // whole packed B (10.4 MiB) in L3 and re-read it for every strip of A;
+  // with a quarter it blocks k instead, one thread, `amarena run
+  // --schedule`, medians of 4 interleaved runs, GFLOP/s: 41.8 -> 57.5,
+  // 128x768x3072 43.5 -> 56.2, 2048^3 49.9 -> 60.4, 1003x880x1648 45.8 ->
+  // 54.8, 1223x1352x1068 51.6 -> 68.8; 2020x1001x2000 63.0 -> 55.9 and
+  // 58.9 -> 51.8 the one loss outside the noise (docs/benchmarks.md).
+  int64_t l3_share_pct = 75;
 
   int64_t Line(Level from, bool dense) const {
     return (dense ? line_dense : line_strided)[static_cast<int>(from)];
@@ -135,7 +149,12 @@ struct Target {
   int64_t l1_lines = 512;
   int64_t l2_lines = 8192;
   int64_t l3_lines = 131072;
+  // The per-core L3 share l3_lines is a part of (CostParams::l3_share_pct).
+  int64_t l3_bytes = 8 << 20;
   CostParams cost;
+
+  // Sets the prices, and with them the L3 budget.
+  void SetPrices(const CostParams& c);
 
   static Target Avx2(const CacheSizes& caches);
   // 32 zmm of 16 f32 lanes; the same prices (Zen 5 runs two 512-bit FMAs and

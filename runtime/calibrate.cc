@@ -311,6 +311,12 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
       std::llround(static_cast<double>(m.line_dense[gl]) *
                    zen5.line_gl_far_panels / zen5.line_dense[gl]);
 
+  // The L3 share is not measured (what streams beside a buffer, and the
+  // neighbours on a shared host, are not this process's to time): the
+  // nearest shipped table's.
+  m.l3_share_pct =
+      NearestShipped(IdentityOf(cpu)).table->cost.l3_share_pct;
+
   // The search's orders (ClampPrices) hold for the table it is given even
   // when a noisy run broke them; the fields raised are reported.
   c.table.cost = ClampPrices(m);

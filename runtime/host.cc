@@ -67,7 +67,7 @@ absl::StatusOr<Target> HostTargetFor(const CpuFeatures& cpu,
   AMARENA_ASSIGN_OR_RETURN(ChosenPrices prices, HostPrices(db_path));
   if (!prices.unusable_stored.empty())
     log.Log(LogLevel::kWarning, prices.unusable_stored);
-  t.cost = prices.table.cost;
+  t.SetPrices(prices.table.cost);
   return t;
 }
 

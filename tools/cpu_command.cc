@@ -18,7 +18,7 @@ int CpuCommand(bool json) {
   PeakResult zmm = MeasureFmaPeak(512);
   absl::StatusOr<Target> t = TargetFor(f);
   absl::StatusOr<ChosenPrices> prices = HostPrices();
-  if (t.ok() && prices.ok()) t->cost = prices->table.cost;
+  if (t.ok() && prices.ok()) t->SetPrices(prices->table.cost);
   if (prices.ok() && !prices->unusable_stored.empty())
     std::fprintf(stderr, "amarena: warning: %s\n",
                  prices->unusable_stored.c_str());

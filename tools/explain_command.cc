@@ -39,6 +39,12 @@ absl::StatusOr<Target> ExplainTarget(const std::string& isa) {
     return absl::InvalidArgumentError(absl::StrCat(
         "cannot explain: --isa is '", isa, "', must be avx2 or avx512"));
   }
+  // The host's budgets as they are (the constructors would take shares of
+  // these shares again).
+  t.l1_lines = host.l1_lines;
+  t.l2_lines = host.l2_lines;
+  t.l3_lines = host.l3_lines;
+  t.l3_bytes = host.l3_bytes;
   t.workers = host.workers;
   t.cost = host.cost;
   return t;

@@ -91,11 +91,18 @@ absl::StatusOr<std::vector<const PriceTable*>> AgainstTables(
 absl::StatusOr<ImplPtr> PickUnder(const PriceTable& table, const Spec& root,
                                   const Target& host) {
   Target other = host;
-  other.cost = table.cost;
+  other.SetPrices(table.cost);
+  // The table's L3 share is its own: the root's budget (the host's whole
+  // budget, unless the Spec names one) becomes the table's. The pick is
+  // then priced with the host's prices under that budget.
+  Spec other_root = root;
+  if (root.budget == host.MaxBudget()) other_root.budget = other.MaxBudget();
   Searcher searcher(other);
-  absl::StatusOr<ImplPtr> pick = searcher.Solve(root);
+  absl::StatusOr<ImplPtr> pick = searcher.Solve(other_root);
   if (!pick.ok()) return pick.status();
-  return Replay(root, EncodeDecisions(**pick), host);
+  Target priced = other;
+  priced.cost = host.cost;
+  return Replay(other_root, EncodeDecisions(**pick), priced);
 }
 
 }  // namespace

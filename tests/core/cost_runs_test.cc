@@ -20,7 +20,7 @@ Target Zen4Avx2() {
   Target t = Target::Avx2({.l1d = 32 << 10, .l2 = 1 << 20, .l3 = 16 << 20});
   const PriceTable* zen4 = FindShipped("zen4-epyc-vm");
   EXPECT_NE(zen4, nullptr);
-  if (zen4 != nullptr) t.cost = zen4->cost;
+  if (zen4 != nullptr) t.SetPrices(zen4->cost);
   return t;
 }
 

@@ -44,6 +44,7 @@ PriceTable Sample() {
   t.cost.dram_streams = 3;
   t.cost.line_gl_adjacent_panels = 75;
   t.cost.line_gl_far_panels = 65;
+  t.cost.l3_share_pct = 40;
   return t;
 }
 
@@ -101,6 +102,29 @@ TEST(PriceTableTest, TextErrorsNameTheField) {
   }
   // Comments and blank lines are fine.
   EXPECT_TRUE(PricesFromText("# a table\n\n" + text).ok());
+  // A table stored before the L3 share was a price reads with the default.
+  absl::StatusOr<PriceTable> old =
+      PricesFromText(absl::StrReplaceAll(text, {{"l3_share_pct 40\n", ""}}));
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(old->cost.l3_share_pct, CostParams{}.l3_share_pct);
+}
+
+// The L3 budget is the prices' share of the per-core L3, set with them.
+TEST(PriceTableTest, L3BudgetIsThePricesShare) {
+  Target t = Target::Avx2({.l1d = 32 << 10, .l2 = 512 << 10, .l3 = 16 << 20});
+  EXPECT_EQ(t.l3_lines, (16 << 20) / 64 * 3 / 4);
+  CostParams quarter;
+  quarter.l3_share_pct = 25;
+  t.SetPrices(quarter);
+  EXPECT_EQ(t.l3_lines, (16 << 20) / 64 / 4);
+  EXPECT_EQ(CostParamsText(t.cost), CostParamsText(quarter));
+  t.SetPrices(CostParams{});
+  EXPECT_EQ(t.l3_lines, (16 << 20) / 64 * 3 / 4);
+  const PriceTable* zen3 = FindShipped("zen3-epyc-vm");
+  ASSERT_NE(zen3, nullptr);
+  EXPECT_EQ(zen3->cost.l3_share_pct, 25);
+  EXPECT_EQ(ClampPrices(CostParams{.l3_share_pct = 0}).l3_share_pct, 1);
+  EXPECT_EQ(ClampPrices(CostParams{.l3_share_pct = 400}).l3_share_pct, 100);
 }
 
 TEST(PriceTableTest, JsonErrorsAreClear) {
@@ -253,6 +277,7 @@ TEST(PriceTableTest, FingerprintChangesWithEveryPrice) {
   changed([](CostParams& c) { c.dram_run_bytes += 64; });
   changed([](CostParams& c) { c.line_gl_run[4] += 1; });
   changed([](CostParams& c) { c.line_gl_far_panels += 1; });
+  changed([](CostParams& c) { c.l3_share_pct = 50; });
   // Every shipped table has its own.
   for (const PriceTable& t : ShippedPriceTables()) {
     Target s = base;
@@ -267,6 +292,11 @@ TEST(PriceTableTest, HashIsFixedAcrossBuilds) {
   // FNV-1a of the text: the same in every process, so stored results stay
   // found. A change here means every stored result is searched again.
   EXPECT_EQ(PricesHash(CostParams{}), "4bd052c7");
+  // A share of L3 other than the default is part of the text and the hash.
+  CostParams quarter;
+  quarter.l3_share_pct = 25;
+  EXPECT_THAT(CostParamsText(quarter), HasSubstr(" l3_share_pct=25"));
+  EXPECT_NE(PricesHash(quarter), PricesHash(CostParams{}));
   EXPECT_THAT(CostParamsText(CostParams{}),
               HasSubstr("fma=3 load=3 store=3 loop_iteration=2"));
 }
