@@ -16,11 +16,17 @@ namespace amarena {
 
 namespace {
 
-// Every price of CostParams by name, in the order they are written.
+// Every price of CostParams by name, in the order they are written. A field
+// added after tables were stored is `optional`: a table without it reads the
+// default (CostParams{}), and at the default it is left out of
+// CostParamsText, so the hash of such a table, and every result stored under
+// it, stays what it was.
 struct PriceField {
   const char* name;
   int64_t& (*get)(CostParams&);
+  bool optional = false;
 };
+
 
 template <int kLevel>
 int64_t& Dense(CostParams& c) {
@@ -70,7 +76,8 @@ const PriceField kPriceFields[] = {
     {"line_gl_run_4096", Run<6>},
     {"line_gl_run_8192", Run<7>},
     {"line_gl_run_16384", Run<8>},
-    {"l3_share_pct", [](CostParams& c) -> int64_t& { return c.l3_share_pct; }},
+    {"l3_share_pct", [](CostParams& c) -> int64_t& { return c.l3_share_pct; },
+     /*optional=*/true},
 };
 static_assert(CostParams::kDramRunSteps == 9,
               "one line_gl_run_* field per measured run length");
@@ -113,6 +120,10 @@ int64_t PriceOf(const CostParams& c, const PriceField& f) {
   return f.get(const_cast<CostParams&>(c));
 }
 
+bool AtDefault(const PriceField& f, const CostParams& c) {
+  return PriceOf(c, f) == PriceOf(CostParams{}, f);
+}
+
 // Collects fields by name, then fills a table from them, so the text and
 // JSON readers share every check.
 class FieldReader {
@@ -151,9 +162,7 @@ class FieldReader {
       f.write(t, *v);
     }
     for (const PriceField& f : kPriceFields) {
-      // Tables stored before the L3 share was a price keep the default.
-      if (absl::string_view(f.name) == "l3_share_pct" && !Find(f.name))
-        continue;
+      if (f.optional && !Find(f.name)) continue;
       absl::StatusOr<int64_t> v = Int(f.name, 0, kMaxPrice);
       if (!v.ok()) return v.status();
       f.get(t.cost) = *v;
@@ -238,12 +247,7 @@ bool PriceTable::operator==(const PriceTable& o) const {
 std::string CostParamsText(const CostParams& c) {
   std::string out;
   for (const PriceField& f : kPriceFields) {
-    // At its default the L3 share is left out: a table's text, and so its
-    // hash and every result stored under it, is what it was before the
-    // share was a price.
-    if (absl::string_view(f.name) == "l3_share_pct" &&
-        c.l3_share_pct == CostParams{}.l3_share_pct)
-      continue;
+    if (f.optional && AtDefault(f, c)) continue;
     absl::StrAppend(&out, out.empty() ? "" : " ", f.name, "=", PriceOf(c, f));
   }
   return out;

@@ -22,25 +22,21 @@ namespace amarena::tools {
 
 namespace {
 
-// The host's target, or one of `isa` on the host's caches, prices and threads.
+// The host's target, or one of `isa` with the host's budgets, prices and
+// threads.
 absl::StatusOr<Target> ExplainTarget(const std::string& isa) {
   AMARENA_ASSIGN_OR_RETURN(Target host, HostTarget());
   if (isa.empty()) return host;
-  const CacheSizes caches{.l1d = host.l1_lines * 64,
-                          .l2 = host.l2_lines * 64,
-                          .l3 = host.l3_lines * 64};
   Target t;
   if (isa == "avx2") {
-    t = Target::Avx2(caches);
+    t = Target::Avx2({});
   } else if (isa == "avx512") {
-    t = Target::Avx512(caches);
+    t = Target::Avx512({});
     t.bf16_dot = true;
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
         "cannot explain: --isa is '", isa, "', must be avx2 or avx512"));
   }
-  // The host's budgets as they are (the constructors would take shares of
-  // these shares again).
   t.l1_lines = host.l1_lines;
   t.l2_lines = host.l2_lines;
   t.l3_lines = host.l3_lines;
