@@ -322,7 +322,7 @@ int64_t LeastMatmulCost(const Spec& spec, const Target& t) {
   if (dots) return any_tree;
   int64_t rows_only = LeastCost(*rows, spec);
   if (rows_load)
-    rows_only = std::max(rows_only, LeastLoads(*rows, spec) * t.cost.load);
+    rows_only = std::max(rows_only, LeastLoads(*rows, spec) * t.LoadPrice());
   return std::max(any_tree, rows_only);
 }
 
@@ -350,7 +350,7 @@ int64_t LowerBound(const Spec& spec, const Target& t) {
                        (accum ? LeastRowLoadCost(c.cols, t) : 0));
     } else {
       each = (c.Elements() + t.f32_lanes - 1) / t.f32_lanes *
-             (t.cost.store + (accum ? t.cost.load : 0));
+             (t.StorePrice() + (accum ? t.LoadPrice() : 0));
     }
     const int64_t copies = spec.batch_stride[2] != 0 ? spec.b : 1;
     lb += copies * each;
@@ -361,8 +361,8 @@ int64_t LowerBound(const Spec& spec, const Target& t) {
   if (!spec.IsMatmul()) {
     const TensorSpec out = spec.Operand(spec.OutputIndex());
     const int64_t vectors = (out.Elements() + t.f32_lanes - 1) / t.f32_lanes;
-    int64_t each = out.aux.level != Level::kVRF ? t.cost.store
-                   : spec.kind == Kind::kMove   ? t.cost.load
+    int64_t each = out.aux.level != Level::kVRF ? t.StorePrice()
+                   : spec.kind == Kind::kMove   ? t.LoadPrice()
                                                 : 1;
     lb += vectors * each;
   }

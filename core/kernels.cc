@@ -33,7 +33,7 @@ bool Scaled(const Spec& s) { return s.alpha != 1.0f; }
 // fused with its load, and a shift) where Zen 5 has four FP pipes of which two
 // run FMAs: priced as one FMA slot. An estimate from the pipe counts, not
 // measured.
-int64_t WidenCost(const Target& t) { return t.cost.fma; }
+int64_t WidenCost(const Target& t) { return t.FmaPrice(); }
 
 // A memory tile whose columns can be read vw at a time by one vector access:
 // row-major, not interleaved in k-pairs, and no vector straddles two panels.
@@ -98,7 +98,7 @@ bool BPairsMayExist(const Spec& s) {
 // six stores (an estimate, not measured); masked loads and AVX-512 masked
 // accesses cost what plain ones do.
 int64_t MaskedStoreCost(const Target& t) {
-  return t.isa == Isa::kAvx2 ? 6 * t.cost.store : t.cost.store;
+  return t.isa == Isa::kAvx2 ? 6 * t.StorePrice() : t.StorePrice();
 }
 
 // --- kBroadcastFma
@@ -130,8 +130,8 @@ int64_t BroadcastFmaCost(const Spec& s, const Target& t) {
   if (Bf16(s.aux[1]) && Masked(c) && t.isa == Isa::kAvx2)
     loads += c.cols % c.aux.vector_width;
   const int64_t scale = Scaled(s) ? std::min(s.m, nv) : 0;
-  return std::max((fmas + scale) * t.cost.fma + widen * WidenCost(t),
-                  loads * t.cost.load);
+  return std::max((fmas + scale) * t.FmaPrice() + widen * WidenCost(t),
+                  loads * t.LoadPrice());
 }
 // Scratch: B's vectors and the broadcast; a bf16 B's AVX2 tail is gathered
 // into its own register, so no mask register.
@@ -154,7 +154,7 @@ int BroadcastFmaMostScratch(const Spec& s, const Target&) {
 std::optional<PeakRate> BroadcastFmaRate(const Spec& s, const Target& t) {
   if (!s.IsMatmul()) return std::nullopt;
   return PeakRate{.lanes = BRowsMayBeVectors(s) ? t.f32_lanes : 1,
-                  .op_price = t.cost.fma,
+                  .op_price = t.FmaPrice(),
                   .loads_rows_and_vectors = true};
 }
 
@@ -178,10 +178,10 @@ int ScalarFmaMostScratch(const Spec& s, const Target&) {
 // LeastLoads counts for it.
 std::optional<PeakRate> ScalarFmaRate(const Spec& s, const Target& t) {
   if (!s.IsMatmul()) return std::nullopt;
-  return PeakRate{.op_price = t.cost.fma, .loads_rows_and_vectors = true};
+  return PeakRate{.op_price = t.FmaPrice(), .loads_rows_and_vectors = true};
 }
 int64_t ScalarFmaCost(const Spec& s, const Target& t) {
-  return 5 * t.cost.fma * 2 + (Scaled(s) ? t.cost.fma : 0);
+  return 5 * t.FmaPrice() * 2 + (Scaled(s) ? t.FmaPrice() : 0);
 }
 
 // --- kVectorZero
@@ -215,7 +215,7 @@ std::optional<PeakRate> NoRate(const Spec&, const Target&) {
   return std::nullopt;
 }
 int64_t MemZeroCost(const Spec& s, const Target& t) {
-  return MemZeroStores(s.Operand(0), t.f32_lanes) * t.cost.store;
+  return MemZeroStores(s.Operand(0), t.f32_lanes) * t.StorePrice();
 }
 
 // --- kVectorLoad / kVectorStore
@@ -246,13 +246,13 @@ bool VectorStoreApplies(const Spec& s, const Target& t) {
   return MoveApplies(s, t, Level::kVRF, Level::kL1);
 }
 int64_t VectorLoadCost(const Spec& s, const Target& t) {
-  return s.Operand(1).Registers() * t.cost.load;
+  return s.Operand(1).Registers() * t.LoadPrice();
 }
 int64_t VectorStoreCost(const Spec& s, const Target& t) {
   TensorSpec r = s.Operand(0);
-  if (!Masked(r)) return r.Registers() * t.cost.store;
+  if (!Masked(r)) return r.Registers() * t.StorePrice();
   return r.rows *
-         ((r.Registers() / r.rows - 1) * t.cost.store + MaskedStoreCost(t));
+         ((r.Registers() / r.rows - 1) * t.StorePrice() + MaskedStoreCost(t));
 }
 
 // --- kCopy ------------------------------------------------------------------
@@ -297,7 +297,7 @@ int CopyMostScratch(const Spec& s, const Target&) {
 int64_t CopyCost(const Spec& s, const Target& t) {
   const bool cast = s.aux[0].dtype != s.aux[1].dtype;
   return CopyOps(s, t.f32_lanes) *
-         (std::max(t.cost.load, t.cost.store) + (Narrows(s) ? 3 * WidenCost(t)
+         (std::max(t.LoadPrice(), t.StorePrice()) + (Narrows(s) ? 3 * WidenCost(t)
                                                  : cast     ? WidenCost(t)
                                                             : 0));
 }
@@ -351,20 +351,20 @@ const KernelInfo& Info(KernelId id) { return kInfos[static_cast<int>(id)]; }
 
 int64_t LeastRowStoreCost(int64_t cols, const Target& t) {
   const int64_t whole = cols / t.f32_lanes, rest = cols % t.f32_lanes;
-  return whole * t.cost.store +
-         (rest ? std::min(rest * t.cost.store, MaskedStoreCost(t)) : 0);
+  return whole * t.StorePrice() +
+         (rest ? std::min(rest * t.StorePrice(), MaskedStoreCost(t)) : 0);
 }
 
 // Masked loads cost what plain ones do (VectorLoadCost).
 int64_t LeastRowLoadCost(int64_t cols, const Target& t) {
-  return (cols + t.f32_lanes - 1) / t.f32_lanes * t.cost.load;
+  return (cols + t.f32_lanes - 1) / t.f32_lanes * t.LoadPrice();
 }
 
 int64_t LeastRepackCost(const Spec& s, const Target& t) {
   if (!s.IsMatmul() || s.aux[1].layout.row_major() ||
       !Faster(Level::kL1, s.aux[1].level))
     return 0;
-  return std::max(t.cost.load, t.cost.store);
+  return std::max(t.LoadPrice(), t.StorePrice());
 }
 
 namespace {

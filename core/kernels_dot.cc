@@ -68,9 +68,9 @@ int64_t DotCostOf(KernelId id, const Spec& s, const Target& t,
   // A bf16 B may be prefetched down its columns (a load slot per 64 bytes,
   // charged whether or not its pitch makes the emitter issue them).
   const int64_t loads = 2 * v + (Bf16(s.aux[1]) ? (2 * s.k + 63) / 64 : 0);
-  return std::max({v * t.cost.fma + widen, loads * t.cost.load, chain}) +
-         (kDotSumFmas + (Scaled(s) ? 1 : 0)) * t.cost.fma + t.cost.load +
-         t.cost.store;
+  return std::max({v * t.FmaPrice() + widen, loads * t.LoadPrice(), chain}) +
+         (kDotSumFmas + (Scaled(s) ? 1 : 0)) * t.FmaPrice() + t.LoadPrice() +
+         t.StorePrice();
 }
 // Dot products need A's rows and B's columns contiguous along k. No rewrite
 // makes an operand column-major or changes A's layout (packing makes B row
@@ -91,7 +91,7 @@ int DotMostScratch(const Spec& s, const Target& t) {
 // op one latency behind the last on its chain (DotCostOf).
 int64_t DotOpPrice(const Target& t, int64_t latency_cycles) {
   return std::max(
-      {t.cost.fma, 2 * t.cost.load, latency_cycles * 6 / kMaxDotAccumulators});
+      {t.FmaPrice(), 2 * t.LoadPrice(), latency_cycles * 6 / kMaxDotAccumulators});
 }
 // ceil(k/lanes) FMAs per output (bf16 widened to f32 lanes first).
 std::optional<PeakRate> DotRate(const Spec& s, const Target& t) {
@@ -99,7 +99,7 @@ std::optional<PeakRate> DotRate(const Spec& s, const Target& t) {
   return PeakRate{.dot = true,
                   .lanes = t.f32_lanes,
                   .op_price = DotOpPrice(t, kFmaLatencyCycles),
-                  .per_call = kDotSumFmas * t.cost.fma};
+                  .per_call = kDotSumFmas * t.FmaPrice()};
 }
 int64_t DotCost(const Spec& s, const Target& t) {
   const int64_t v = DotVectors(KernelId::kDot, s, t);
@@ -130,7 +130,7 @@ std::optional<PeakRate> DotBf16Rate(const Spec& s, const Target& t) {
   return PeakRate{.dot = true,
                   .lanes = 2 * t.f32_lanes,
                   .op_price = DotOpPrice(t, kDpbf16LatencyCycles),
-                  .per_call = kDotSumFmas * t.cost.fma};
+                  .per_call = kDotSumFmas * t.FmaPrice()};
 }
 int64_t DotBf16Cost(const Spec& s, const Target& t) {
   return DotCostOf(KernelId::kDotBf16, s, t, kDpbf16LatencyCycles, 0);

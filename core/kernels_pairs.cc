@@ -45,7 +45,7 @@ std::optional<PeakRate> OuterBf16Rate(const Spec& s, const Target& t) {
     return std::nullopt;
   return PeakRate{.lanes = t.f32_lanes,
                   .k_per_op = 2,
-                  .op_price = t.cost.fma,
+                  .op_price = t.FmaPrice(),
                   .loads_rows_and_vectors = true};
 }
 // m * ceil(n/vw) vdpbf16ps on the FMA pipes (priced as FMAs; k = 1 adds a
@@ -61,7 +61,7 @@ int64_t OuterBf16Cost(const Spec& s, const Target& t) {
   const int64_t prefetches =
       s.m >= kPairPrefetchMinRows ? (4 * s.n + 63) / 64 : 0;
   const int64_t loads = nv + s.m + prefetches;
-  return std::max({ops * t.cost.fma, loads * t.cost.load, int64_t{6 * 6}});
+  return std::max({ops * t.FmaPrice(), loads * t.LoadPrice(), int64_t{6 * 6}});
 }
 
 // --- kCopyPairs -------------------------------------------------------------
@@ -89,8 +89,8 @@ int CopyPairsMostScratch(const Spec& s, const Target& t) {
 }
 int64_t CopyPairsCost(const Spec& s, const Target& t) {
   return CopyPairsVectors(s, t) *
-             (2 * std::max(t.cost.load, t.cost.store) + 2 * WidenCost(t)) +
-         s.m * ((2 * s.n + 63) / 64) * t.cost.load;
+             (2 * std::max(t.LoadPrice(), t.StorePrice()) + 2 * WidenCost(t)) +
+         s.m * ((2 * s.n + 63) / 64) * t.LoadPrice();
 }
 
 // --- kWidenPairs ------------------------------------------------------------
@@ -135,7 +135,7 @@ int WidenPairsMostScratch(const Spec& s, const Target&) {
 // One f32 FMA covers one row's vector and one k, as broadcast_fma.
 std::optional<PeakRate> WidenPairsRate(const Spec& s, const Target& t) {
   if (!F32TimesBf16(s) || !BPairsMayExist(s)) return std::nullopt;
-  return PeakRate{.lanes = t.f32_lanes, .op_price = t.cost.fma};
+  return PeakRate{.lanes = t.f32_lanes, .op_price = t.FmaPrice()};
 }
 // m * k * ceil(n/vw) FMAs, and the split of each B vector: one shift for
 // k = 1, three for k = 2, priced as one and two widens (a widen is two
@@ -144,8 +144,8 @@ int64_t WidenPairsCost(const Spec& s, const Target& t) {
   const int64_t nv = VectorsPerRow(s);
   const int64_t fmas = s.m * s.k * nv, widen = s.k * nv;
   const int64_t loads = nv + s.m * s.k;
-  return std::max(fmas * t.cost.fma + widen * WidenCost(t),
-                  loads * t.cost.load);
+  return std::max(fmas * t.FmaPrice() + widen * WidenCost(t),
+                  loads * t.LoadPrice());
 }
 
 }  // namespace amarena::kernels_internal

@@ -78,6 +78,12 @@ const PriceField kPriceFields[] = {
     {"line_gl_run_16384", Run<8>},
     {"l3_share_pct", [](CostParams& c) -> int64_t& { return c.l3_share_pct; },
      /*optional=*/true},
+    {"fma_zmm", [](CostParams& c) -> int64_t& { return c.fma_zmm; },
+     /*optional=*/true},
+    {"load_zmm", [](CostParams& c) -> int64_t& { return c.load_zmm; },
+     /*optional=*/true},
+    {"store_zmm", [](CostParams& c) -> int64_t& { return c.store_zmm; },
+     /*optional=*/true},
 };
 static_assert(CostParams::kDramRunSteps == 9,
               "one line_gl_run_* field per measured run length");
@@ -428,6 +434,11 @@ CostParams ClampPrices(CostParams c) {
   c.dram_run_bytes = std::max<int64_t>(c.dram_run_bytes, kLineBytes);
   c.dram_streams = std::max<int64_t>(c.dram_streams, 1);
   c.l3_share_pct = std::clamp<int64_t>(c.l3_share_pct, 1, 100);
+  // A zmm price is at least its ymm price (0: the same).
+  for (auto [zmm, ymm] : {std::pair{&c.fma_zmm, c.fma},
+                          std::pair{&c.load_zmm, c.load},
+                          std::pair{&c.store_zmm, c.store}})
+    if (*zmm != 0) *zmm = *zmm <= ymm ? 0 : *zmm;
   return c;
 }
 

@@ -108,6 +108,16 @@ struct CostParams {
   // 54.8, 1223x1352x1068 51.6 -> 68.8; 2020x1001x2000 63.0 -> 55.9 and
   // 58.9 -> 51.8 the one loss outside the noise (docs/benchmarks.md).
   int64_t l3_share_pct = 75;
+  // The FMA, load and store prices of a 512-bit (zmm) instruction, where
+  // they differ from the ymm prices above; 0: the same. Zen 5 and Intel's
+  // AVX-512 cores run zmm at the ymm rate (two FMAs and two loads a cycle);
+  // Zen 4 splits each zmm op into two 256-bit halves: 1 FMA, 1 load and one
+  // store every 2 cycles (`amarena calibrate` on the Zen 4 guest: 1.00 zmm
+  // FMA, 0.83-0.90 zmm loads a cycle). An AVX-512 target prices its vector
+  // instructions with these (Target::FmaPrice); AVX2 the ymm ones.
+  int64_t fma_zmm = 0;
+  int64_t load_zmm = 0;
+  int64_t store_zmm = 0;
 
   int64_t Line(Level from, bool dense) const {
     return (dense ? line_dense : line_strided)[static_cast<int>(from)];
@@ -152,6 +162,12 @@ struct Target {
   // The per-core L3 share l3_lines is a part of (CostParams::l3_share_pct).
   int64_t l3_bytes = 8 << 20;
   CostParams cost;
+  // The price of one vector FMA, load or store of this ISA's width: an
+  // AVX-512 target's are the table's zmm prices where it has them
+  // (CostParams::fma_zmm).
+  int64_t FmaPrice() const { return Zmm(cost.fma_zmm, cost.fma); }
+  int64_t LoadPrice() const { return Zmm(cost.load_zmm, cost.load); }
+  int64_t StorePrice() const { return Zmm(cost.store_zmm, cost.store); }
 
   // Sets the prices, and with them the L3 budget.
   void SetPrices(const CostParams& c);
@@ -188,6 +204,11 @@ struct Target {
   // Short text identifying everything that changes search results or code,
   // the prices included (as a hash: core/price_table.h).
   std::string Fingerprint() const;
+
+ private:
+  int64_t Zmm(int64_t zmm, int64_t ymm) const {
+    return isa == Isa::kAvx512 && zmm > 0 ? zmm : ymm;
+  }
 };
 
 }  // namespace amarena

@@ -120,8 +120,18 @@ int64_t Units(double cycles) {
 // instead of flipping between two roundings (1.7 and 1.8 loads a cycle
 // would be 4 and 3 units).
 int64_t PerPipeUnits(double per_cycle) {
-  const double pipes = std::max(1.0, std::round(per_cycle));
+  // Whole pipes, or half of one: Zen 4 stores a zmm every second cycle.
+  const double pipes =
+      per_cycle < 0.75 ? 0.5 : std::max(1.0, std::round(per_cycle));
   return Units(1 / pipes);
+}
+
+// A zmm price where it differs from the ymm one (CostParams::fma_zmm); 0
+// where it is the same or the CPU has no AVX-512.
+int64_t ZmmUnits(double zmm_per_cycle, int64_t ymm_units) {
+  if (zmm_per_cycle <= 0) return 0;
+  const int64_t units = PerPipeUnits(zmm_per_cycle);
+  return units > ymm_units ? units : 0;
 }
 
 }  // namespace
@@ -223,6 +233,16 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
       1 / cycles(MedianNsPerCount(
                      o, [&](int64_t n) { L1Stores(buf->p, n); }, 1024) /
                  kOpsPerIter);
+  if (cpu.avx512f) {
+    c.zmm_loads_per_cycle =
+        1 / cycles(MedianNsPerCount(
+                       o, [&](int64_t n) { ZmmL1Loads(buf->p, n); }, 1024) /
+                   kOpsPerIter);
+    c.zmm_stores_per_cycle =
+        1 / cycles(MedianNsPerCount(
+                       o, [&](int64_t n) { ZmmL1Stores(buf->p, n); }, 1024) /
+                   kOpsPerIter);
+  }
 
   // 3. Lines from each level, dense and strided.
   const char* names[] = {"l1", "l2", "l3", "dram"};
@@ -282,11 +302,13 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
 
   // 5. Prices.
   CostParams& m = c.measured;
-  const double fma_per_cycle =
-      c.fma_zmm_per_cycle > 0 ? c.fma_zmm_per_cycle : c.fma_ymm_per_cycle;
-  m.fma = PerPipeUnits(fma_per_cycle);
+  // ymm prices, and zmm ones where a zmm instruction costs more.
+  m.fma = PerPipeUnits(c.fma_ymm_per_cycle);
   m.load = PerPipeUnits(c.loads_per_cycle);
   m.store = PerPipeUnits(c.stores_per_cycle);
+  m.fma_zmm = ZmmUnits(c.fma_zmm_per_cycle, m.fma);
+  m.load_zmm = ZmmUnits(c.zmm_loads_per_cycle, m.load);
+  m.store_zmm = ZmmUnits(c.zmm_stores_per_cycle, m.store);
   const int gl = static_cast<int>(Level::kGL), l3i = static_cast<int>(Level::kL3),
             l2i = static_cast<int>(Level::kL2);
   m.line_dense[gl] = Units(c.levels[3].dense_cycles);

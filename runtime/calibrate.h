@@ -42,9 +42,12 @@ struct Calibration {
   double fma_ymm_per_cycle = 0;
   double fma_zmm_per_cycle = 0;
   double fma_latency_cycles = 0;
-  // ymm vmovups to and from one L1-resident KiB, per cycle.
+  // ymm vmovups to and from one L1-resident KiB, per cycle; zmm to and from
+  // 2 KiB (0 without AVX-512).
   double loads_per_cycle = 0;
   double stores_per_cycle = 0;
+  double zmm_loads_per_cycle = 0;
+  double zmm_stores_per_cycle = 0;
 
   // Cycles to read one 64-byte line into registers from a working set that
   // sits in a level: dense = sequentially, strided = down 64-byte column

@@ -185,6 +185,47 @@ void L1Stores(float* p, int64_t iters) {
       : "xmm0", "cc", "memory");
 }
 
+// 32 zmm loads / stores covering the 2 KiB at %[p] (only where AVX-512F is).
+// clang-format off
+#define AMARENA_ZLD(off, r) "vmovups " #off "(%[p]), %%zmm" #r "\n\t"
+#define AMARENA_ZLD8(o)                                                   \
+  AMARENA_ZLD(o + 0, 0)   AMARENA_ZLD(o + 64, 1)  AMARENA_ZLD(o + 128, 2)  \
+  AMARENA_ZLD(o + 192, 3) AMARENA_ZLD(o + 256, 4) AMARENA_ZLD(o + 320, 5)  \
+  AMARENA_ZLD(o + 384, 6) AMARENA_ZLD(o + 448, 7)
+#define AMARENA_ZLD32 \
+  AMARENA_ZLD8(0) AMARENA_ZLD8(512) AMARENA_ZLD8(1024) AMARENA_ZLD8(1536)
+#define AMARENA_ZST(off) "vmovups %%zmm0, " #off "(%[p])\n\t"
+#define AMARENA_ZST8(o)                                                   \
+  AMARENA_ZST(o + 0)   AMARENA_ZST(o + 64)  AMARENA_ZST(o + 128)          \
+  AMARENA_ZST(o + 192) AMARENA_ZST(o + 256) AMARENA_ZST(o + 320)          \
+  AMARENA_ZST(o + 384) AMARENA_ZST(o + 448)
+#define AMARENA_ZST32 \
+  AMARENA_ZST8(0) AMARENA_ZST8(512) AMARENA_ZST8(1024) AMARENA_ZST8(1536)
+// clang-format on
+
+void ZmmL1Loads(const float* p, int64_t iters) {
+  asm volatile("1:\n\t" AMARENA_ZLD32 "dec %[n]\n\tjnz 1b\n\tvzeroupper\n\t"
+               : [n] "+r"(iters)
+               : [p] "r"(p)
+               : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+                 "cc", "memory");
+}
+
+void ZmmL1Stores(float* p, int64_t iters) {
+  asm volatile(
+      "vpxord %%zmm0, %%zmm0, %%zmm0\n\t"
+      "1:\n\t" AMARENA_ZST32 "dec %[n]\n\tjnz 1b\n\tvzeroupper\n\t"
+      : [n] "+r"(iters)
+      : [p] "r"(p)
+      : "xmm0", "cc", "memory");
+}
+
+#undef AMARENA_ZLD
+#undef AMARENA_ZLD8
+#undef AMARENA_ZLD32
+#undef AMARENA_ZST
+#undef AMARENA_ZST8
+#undef AMARENA_ZST32
 #undef AMARENA_LD
 #undef AMARENA_LD8
 #undef AMARENA_LD32

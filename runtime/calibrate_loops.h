@@ -41,6 +41,9 @@ void RunPass(const float* m, size_t rows, size_t pitch, size_t run);
 // `iters` rounds of kOpsPerIter ymm loads from, or stores to, the KiB at `p`.
 void L1Loads(const float* p, int64_t iters);
 void L1Stores(float* p, int64_t iters);
+// The same with zmm, over 2 KiB (only where AVX-512F is).
+void ZmmL1Loads(const float* p, int64_t iters);
+void ZmmL1Stores(float* p, int64_t iters);
 
 }  // namespace amarena::calibrate_loops
 

@@ -34,6 +34,9 @@ int CalibrateCommand(bool json, bool save) {
               c->fma_latency_cycles);
   std::printf("L1 ymm:    %.2f loads/cycle, %.2f stores/cycle\n",
               c->loads_per_cycle, c->stores_per_cycle);
+  if (c->zmm_loads_per_cycle > 0)
+    std::printf("L1 zmm:    %.2f loads/cycle, %.2f stores/cycle\n",
+                c->zmm_loads_per_cycle, c->zmm_stores_per_cycle);
   std::printf("lines:     %-5s %10s %14s %16s\n", "level", "set",
               "dense cyc/line", "strided cyc/line");
   for (const Calibration::LevelReads& l : c->levels)
@@ -78,6 +81,8 @@ int CalibrateCommand(bool json, bool save) {
     j.Add("fma_latency_cycles", c->fma_latency_cycles);
     j.Add("loads_per_cycle", c->loads_per_cycle);
     j.Add("stores_per_cycle", c->stores_per_cycle);
+    j.Add("zmm_loads_per_cycle", c->zmm_loads_per_cycle);
+    j.Add("zmm_stores_per_cycle", c->zmm_stores_per_cycle);
     for (const Calibration::LevelReads& l : c->levels) {
       j.Add(l.name + "_bytes", l.bytes);
       j.Add(l.name + "_dense_cycles", l.dense_cycles);

@@ -40,7 +40,7 @@ TEST(LeastRowStoreCostTest, NeverExceedsTheStoreKernel) {
       }
     EXPECT_GT(tried, 150) << Name(t.isa);
     // Whole vectors cost a store each, and a tail costs something.
-    EXPECT_EQ(LeastRowStoreCost(4 * t.f32_lanes, t), 4 * t.cost.store);
+    EXPECT_EQ(LeastRowStoreCost(4 * t.f32_lanes, t), 4 * t.StorePrice());
     EXPECT_GT(LeastRowStoreCost(4 * t.f32_lanes + 1, t),
               LeastRowStoreCost(4 * t.f32_lanes, t));
   }
@@ -77,7 +77,7 @@ TEST(PeakRateTest, KernelsThatClaimLoadsPayThem) {
             const std::optional<PeakRate> r = k.peak_rate(s, t);
             if (!r || !r->loads_rows_and_vectors || !k.applies(s, t)) continue;
             ++checked;
-            EXPECT_GE(k.cost(s, t), LeastLoads(*r, s) * t.cost.load)
+            EXPECT_GE(k.cost(s, t), LeastLoads(*r, s) * t.LoadPrice())
                 << k.name << " " << Name(t.isa) << " m " << m << " n " << n
                 << " vw " << vw;
             EXPECT_GE(k.cost(s, t), LeastCost(*r, s))

@@ -14,6 +14,7 @@ namespace amarena {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr int kGL = static_cast<int>(Level::kGL);
 constexpr int kL3 = static_cast<int>(Level::kL3);
@@ -45,6 +46,9 @@ PriceTable Sample() {
   t.cost.line_gl_adjacent_panels = 75;
   t.cost.line_gl_far_panels = 65;
   t.cost.l3_share_pct = 40;
+  t.cost.fma_zmm = 22;
+  t.cost.load_zmm = 24;
+  t.cost.store_zmm = 26;
   return t;
 }
 
@@ -102,11 +106,13 @@ TEST(PriceTableTest, TextErrorsNameTheField) {
   }
   // Comments and blank lines are fine.
   EXPECT_TRUE(PricesFromText("# a table\n\n" + text).ok());
-  // A table stored before the L3 share was a price reads with the default.
-  absl::StatusOr<PriceTable> old =
-      PricesFromText(absl::StrReplaceAll(text, {{"l3_share_pct 40\n", ""}}));
+  // A table stored before the L3 share and the zmm prices were prices reads
+  // with the defaults.
+  absl::StatusOr<PriceTable> old = PricesFromText(absl::StrReplaceAll(
+      text, {{"l3_share_pct 40\n", ""}, {"fma_zmm 22\n", ""}}));
   ASSERT_TRUE(old.ok()) << old.status();
   EXPECT_EQ(old->cost.l3_share_pct, CostParams{}.l3_share_pct);
+  EXPECT_EQ(old->cost.fma_zmm, 0);
 }
 
 // The L3 budget is the prices' share of the per-core L3, set with them.
@@ -125,6 +131,45 @@ TEST(PriceTableTest, L3BudgetIsThePricesShare) {
   EXPECT_EQ(zen3->cost.l3_share_pct, 25);
   EXPECT_EQ(ClampPrices(CostParams{.l3_share_pct = 0}).l3_share_pct, 1);
   EXPECT_EQ(ClampPrices(CostParams{.l3_share_pct = 400}).l3_share_pct, 100);
+}
+
+// An AVX-512 target prices its vector instructions at the zmm prices where
+// the table has them; an AVX2 target, and a table without them, at the ymm
+// ones.
+TEST(PriceTableTest, ZmmPricesApplyToAvx512Targets) {
+  CostParams halves;  // Zen 4: each zmm op is two ymm halves
+  halves.fma_zmm = 2 * halves.fma;
+  halves.load_zmm = 2 * halves.load;
+  halves.store_zmm = 4 * halves.store;
+  Target avx512 = Target::Avx512({});
+  avx512.SetPrices(halves);
+  EXPECT_EQ(avx512.FmaPrice(), 2 * halves.fma);
+  EXPECT_EQ(avx512.LoadPrice(), 2 * halves.load);
+  EXPECT_EQ(avx512.StorePrice(), 4 * halves.store);
+  Target avx2 = Target::Avx2({});
+  avx2.SetPrices(halves);
+  EXPECT_EQ(avx2.FmaPrice(), halves.fma);
+  EXPECT_EQ(avx2.StorePrice(), halves.store);
+  Target same = Target::Avx512({});
+  same.SetPrices(CostParams{});
+  EXPECT_EQ(same.FmaPrice(), CostParams{}.fma);
+  // The zmm prices are part of the table's hash, and so of the fingerprint.
+  EXPECT_NE(avx512.Fingerprint(), same.Fingerprint());
+  EXPECT_THAT(CostParamsText(CostParams{}), Not(HasSubstr("zmm")));
+  // A zmm price at or under its ymm price means the same as none.
+  CostParams cheap;
+  cheap.fma_zmm = cheap.fma;
+  cheap.load_zmm = 1;
+  EXPECT_EQ(ClampPrices(cheap).fma_zmm, 0);
+  EXPECT_EQ(ClampPrices(cheap).load_zmm, 0);
+  EXPECT_EQ(ClampPrices(halves).store_zmm, halves.store_zmm);
+  // The Zen 4 table has them; Zen 5 runs zmm at the ymm rate.
+  const PriceTable* zen4 = FindShipped("zen4-epyc-vm");
+  const PriceTable* zen5 = FindShipped("zen5-epyc-vm");
+  ASSERT_NE(zen4, nullptr);
+  ASSERT_NE(zen5, nullptr);
+  EXPECT_GT(zen4->cost.fma_zmm, zen4->cost.fma);
+  EXPECT_EQ(zen5->cost.fma_zmm, 0);
 }
 
 TEST(PriceTableTest, JsonErrorsAreClear) {

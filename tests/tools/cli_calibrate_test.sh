@@ -34,6 +34,7 @@ for key in ghz ghz_from_fma fma_ymm_per_cycle fma_latency_cycles \
   fi
 done
 grep -qE '"fma_zmm_per_cycle":' <<<"$json" || no "no fma_zmm_per_cycle"
+grep -qE '"zmm_loads_per_cycle":' <<<"$json" || no "no zmm_loads_per_cycle"
 grep -qE '"vendor":"[^"]+"' <<<"$json" || no "no vendor in the table"
 grep -qF "\"saved_to\":\"$AMARENA_DB\"" <<<"$json" || no "not saved to $AMARENA_DB: $json"
 hash=$(grep -oE '"prices_hash":"[0-9a-f]{8}"' <<<"$json" | cut -d'"' -f4)
