@@ -225,23 +225,16 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
         1 / cycles(MedianNsPerCount(o, ZmmFmas, 1 << 12) / kZmmChains);
 
   // 2. L1 loads and stores.
-  c.loads_per_cycle =
-      1 / cycles(MedianNsPerCount(
-                     o, [&](int64_t n) { L1Loads(buf->p, n); }, 1024) /
-                 kOpsPerIter);
-  c.stores_per_cycle =
-      1 / cycles(MedianNsPerCount(
-                     o, [&](int64_t n) { L1Stores(buf->p, n); }, 1024) /
-                 kOpsPerIter);
+  auto ops_per_cycle = [&](auto loop) {
+    return 1 / cycles(MedianNsPerCount(o, loop, 1024) / kOpsPerIter);
+  };
+  c.loads_per_cycle = ops_per_cycle([&](int64_t n) { L1Loads(buf->p, n); });
+  c.stores_per_cycle = ops_per_cycle([&](int64_t n) { L1Stores(buf->p, n); });
   if (cpu.avx512f) {
     c.zmm_loads_per_cycle =
-        1 / cycles(MedianNsPerCount(
-                       o, [&](int64_t n) { ZmmL1Loads(buf->p, n); }, 1024) /
-                   kOpsPerIter);
+        ops_per_cycle([&](int64_t n) { ZmmL1Loads(buf->p, n); });
     c.zmm_stores_per_cycle =
-        1 / cycles(MedianNsPerCount(
-                       o, [&](int64_t n) { ZmmL1Stores(buf->p, n); }, 1024) /
-                   kOpsPerIter);
+        ops_per_cycle([&](int64_t n) { ZmmL1Stores(buf->p, n); });
   }
 
   // 3. Lines from each level, dense and strided.
