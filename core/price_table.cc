@@ -84,6 +84,9 @@ const PriceField kPriceFields[] = {
      /*optional=*/true},
     {"store_zmm", [](CostParams& c) -> int64_t& { return c.store_zmm; },
      /*optional=*/true},
+    {"stream_prefetch",
+     [](CostParams& c) -> int64_t& { return c.stream_prefetch; },
+     /*optional=*/true},
 };
 static_assert(CostParams::kDramRunSteps == 9,
               "one line_gl_run_* field per measured run length");
@@ -434,6 +437,7 @@ CostParams ClampPrices(CostParams c) {
   c.dram_run_bytes = std::max<int64_t>(c.dram_run_bytes, kLineBytes);
   c.dram_streams = std::max<int64_t>(c.dram_streams, 1);
   c.l3_share_pct = std::clamp<int64_t>(c.l3_share_pct, 1, 100);
+  c.stream_prefetch = std::clamp<int64_t>(c.stream_prefetch, 0, 1);
   // A zmm price is at least its ymm price (0: the same).
   for (auto [zmm, ymm] : {std::pair{&c.fma_zmm, c.fma},
                           std::pair{&c.load_zmm, c.load},

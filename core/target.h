@@ -118,6 +118,15 @@ struct CostParams {
   int64_t fma_zmm = 0;
   int64_t load_zmm = 0;
   int64_t store_zmm = 0;
+  // 1: the broadcast kernel prefetches a B it streams from memory ahead of
+  // its reads (core/kernels.h, kPrefetchRows); 0: it leaves that to the
+  // hardware prefetchers. A property of the host, measured by `amarena
+  // calibrate` (a plain matrix read as the vector-matrix kernels read it,
+  // with and without the prefetches). 1 where it was measured first: on the
+  // Zen 5 host, 1x2048x16384 bf16 with AVX2 went from 13.6 to 25.6 GFLOP/s.
+  // 0 on the Zen 4 guest with AVX-512, where the same prefetches made
+  // 1x2048x16384 bf16 and `f32*bf16->f32 b=any` 1.3-1.6x slower.
+  int64_t stream_prefetch = 1;
 
   int64_t Line(Level from, bool dense) const {
     return (dense ? line_dense : line_strided)[static_cast<int>(from)];

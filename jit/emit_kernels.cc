@@ -17,9 +17,11 @@ using Xbyak::Xmm;
 
 // Prefetches what the broadcast kernel will read of a bf16 B later when B
 // streams from memory (core/kernels.h, kPrefetchRows, kPrefetchPanelBytes):
-// one prefetcht0 per 64 bytes of the `n` elements it reads now.
+// one prefetcht0 per 64 bytes of the `n` elements it reads now. Only where
+// the host's table says prefetching a stream pays
+// (CostParams::stream_prefetch).
 void PrefetchStreamedB(Emitter& e, const View& b, int64_t n, int vw) {
-  if (vw == 1) return;
+  if (vw == 1 || e.target().cost.stream_prefetch == 0) return;
   int64_t rows_ahead = 0, step = 64;
   if (b.panel_axis == Axis::kNone && b.row_stride >= kPrefetchMinPitch) {
     rows_ahead = kPrefetchRows;

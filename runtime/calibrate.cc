@@ -293,7 +293,25 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
                              100 * seq_ns / Median(pass_ns[i]));
   c.dram_run_bytes = HalfRateRun(c.dram_runs);
 
-  // 5. Prices.
+  // 5. Prefetching a stream: the same matrix read as the vector-matrix
+  // kernels read a plain B (blocks of kBlockRows rows swept across in runs
+  // of kBlockRunBytes), with and without the broadcast kernel's prefetches,
+  // alternately round by round; medians as above.
+  std::array<std::vector<double>, 2> block_ns;
+  for (int round = 0; round <= std::max(1, o.dram_rounds); ++round)
+    for (int with = 0; with < 2; ++with) {
+      const int64_t t0 = ThreadNs();
+      BlockPass(buf->p, rows, pitch, kBlockRunBytes / sizeof(float),
+                with == 1);
+      if (round > 0)
+        block_ns[with].push_back(static_cast<double>(ThreadNs() - t0));
+    }
+  const double block_bytes = static_cast<double>(
+      rows / kBlockRows * kBlockRows * pitch * sizeof(float));
+  c.stream_gbps = block_bytes / Median(block_ns[0]);
+  c.stream_prefetched_gbps = block_bytes / Median(block_ns[1]);
+
+  // 6. Prices.
   CostParams& m = c.measured;
   // ymm prices, and zmm ones where a zmm instruction costs more.
   m.fma = PerPipeUnits(c.fma_ymm_per_cycle);
@@ -311,6 +329,8 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   m.line_strided[l3i] = Units(c.levels[2].strided_cycles);
   m.line_strided[l2i] = Units(c.levels[1].strided_cycles);
   m.dram_run_bytes = c.dram_run_bytes;
+  m.stream_prefetch =
+      c.stream_prefetched_gbps >= kPrefetchGain * c.stream_gbps ? 1 : 0;
   // Each run length's line: the sequential line over the run's share of the
   // sequential rate (ClampPrices then orders them).
   for (int i = 0; i < CostParams::kDramRunSteps; ++i)

@@ -31,6 +31,11 @@ struct CalibrationOptions {
   int dram_rounds = 7;
 };
 
+// Bytes of each row a vector-matrix kernel reads per step of a block (a
+// 256-column bf16 tile), and the gain a stream's prefetches must show.
+inline constexpr int64_t kBlockRunBytes = 512;
+inline constexpr double kPrefetchGain = 1.1;
+
 struct Calibration {
   // The core clock, from a chain of dependent register adds (one cycle each
   // on every x86-64 core), and the clock one would infer
@@ -71,6 +76,15 @@ struct Calibration {
   double dram_sequential_gbps = 0;
   std::vector<std::pair<int64_t, double>> dram_runs;  // (R, % of sequential)
   int64_t dram_run_bytes = 0;
+  // The same matrix read as the vector-matrix kernels read a plain B, GB/s
+  // without and with the broadcast kernel's prefetches (calibrate_loops.h,
+  // BlockPass). The prefetches are kept (CostParams::stream_prefetch) when
+  // they read at least kPrefetchGain times as fast: well apart on every
+  // host measured (the Zen 5 host about twice as fast with them, the Zen 4
+  // guest 1.3-1.6x slower), and neither side of a small margin flips from
+  // one calibration to the next.
+  double stream_gbps = 0;
+  double stream_prefetched_gbps = 0;
 
   double seconds = 0;  // wall time of Calibrate
   // Measured prices before ClampPrices, and the fields it changed.

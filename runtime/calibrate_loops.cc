@@ -150,6 +150,30 @@ __attribute__((target("avx2"), noinline)) void RunPass(const float* m,
   Sink(_mm256_add_ps(a0, a1));
 }
 
+__attribute__((target("avx2"), noinline)) void BlockPass(const float* m,
+                                                         size_t rows,
+                                                         size_t pitch,
+                                                         size_t run,
+                                                         bool prefetch) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0;
+  const size_t ahead = kBlockRows * pitch;
+  for (size_t r0 = 0; r0 + kBlockRows <= rows; r0 += kBlockRows)
+    for (size_t c = 0; c < pitch; c += run)
+      for (size_t r = r0; r < r0 + kBlockRows; ++r) {
+        const float* p = m + r * pitch + c;
+        for (size_t i = 0; i < run; i += 16) {
+          // The last block's prefetches fall past the matrix: prefetches
+          // never fault, and the buffer is larger anyway.
+          if (prefetch)
+            _mm_prefetch(reinterpret_cast<const char*>(p + i + ahead),
+                         _MM_HINT_T0);
+          a0 = _mm256_add_ps(a0, _mm256_load_ps(p + i));
+          a1 = _mm256_add_ps(a1, _mm256_load_ps(p + i + 8));
+        }
+      }
+  Sink(_mm256_add_ps(a0, a1));
+}
+
 // 32 ymm loads / stores covering the 1 KiB at %[p].
 // clang-format off
 #define AMARENA_LD(off, r) "vmovups " #off "(%[p]), %%ymm" #r "\n\t"

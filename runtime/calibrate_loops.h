@@ -38,6 +38,14 @@ void StridedPasses(const float* mat, size_t bands, size_t panels,
 // Reads a rows x pitch-float matrix as runs of `run` floats: for each band
 // of columns, each row's run in turn.
 void RunPass(const float* m, size_t rows, size_t pitch, size_t run);
+// Reads a rows x pitch-float matrix as the vector-matrix kernels read a
+// plain B: blocks of kBlockRows rows, each block swept across its columns
+// `run` floats at a time, a run of every row of the block in turn. With
+// `prefetch`, each line read is also prefetched (prefetcht0) kBlockRows rows
+// ahead, where the broadcast kernel prefetches (core/kernels.h).
+inline constexpr size_t kBlockRows = 8;
+void BlockPass(const float* m, size_t rows, size_t pitch, size_t run,
+               bool prefetch);
 // `iters` rounds of kOpsPerIter ymm loads from, or stores to, the KiB at `p`.
 void L1Loads(const float* p, int64_t iters);
 void L1Stores(float* p, int64_t iters);

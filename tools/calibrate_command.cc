@@ -49,6 +49,9 @@ int CalibrateCommand(bool json, bool save) {
     std::printf(" %lldB %.0f%%", static_cast<long long>(bytes), pct);
   std::printf("\n           half rate at %lld bytes\n",
               static_cast<long long>(c->dram_run_bytes));
+  std::printf("stream:    %.1f GB/s, %.1f GB/s with prefetches (%s)\n",
+              c->stream_gbps, c->stream_prefetched_gbps,
+              t.cost.stream_prefetch ? "kept" : "left out");
   std::printf("prices:    %s (units of 1/6 cycle)\n",
               CostParamsText(t.cost).c_str());
   std::printf("clamped:   %s\n",
@@ -93,6 +96,8 @@ int CalibrateCommand(bool json, bool save) {
     for (const auto& [bytes, pct] : c->dram_runs)
       j.Add(absl::StrCat("dram_run_", bytes, "_pct"), pct);
     j.Add("dram_run_bytes", c->dram_run_bytes);
+    j.Add("stream_gbps", c->stream_gbps);
+    j.Add("stream_prefetched_gbps", c->stream_prefetched_gbps);
     j.Add("clamped", absl::StrJoin(c->clamped, " "));
     j.Add("prices_hash", PricesHash(t.cost));
     j.Add("saved_to", saved_to);

@@ -49,6 +49,7 @@ PriceTable Sample() {
   t.cost.fma_zmm = 22;
   t.cost.load_zmm = 24;
   t.cost.store_zmm = 26;
+  t.cost.stream_prefetch = 0;
   return t;
 }
 
@@ -106,13 +107,16 @@ TEST(PriceTableTest, TextErrorsNameTheField) {
   }
   // Comments and blank lines are fine.
   EXPECT_TRUE(PricesFromText("# a table\n\n" + text).ok());
-  // A table stored before the L3 share and the zmm prices were prices reads
-  // with the defaults.
-  absl::StatusOr<PriceTable> old = PricesFromText(absl::StrReplaceAll(
-      text, {{"l3_share_pct 40\n", ""}, {"fma_zmm 22\n", ""}}));
+  // A table stored before the L3 share, the zmm prices and the prefetch
+  // switch were fields reads with the defaults.
+  absl::StatusOr<PriceTable> old = PricesFromText(
+      absl::StrReplaceAll(text, {{"l3_share_pct 40\n", ""},
+                                 {"fma_zmm 22\n", ""},
+                                 {"stream_prefetch 0\n", ""}}));
   ASSERT_TRUE(old.ok()) << old.status();
   EXPECT_EQ(old->cost.l3_share_pct, CostParams{}.l3_share_pct);
   EXPECT_EQ(old->cost.fma_zmm, 0);
+  EXPECT_EQ(old->cost.stream_prefetch, 1);
 }
 
 // The L3 budget is the prices' share of the per-core L3, set with them.

@@ -122,11 +122,16 @@ TEST_P(Bf16Test, PrePackedBInSections) {
 // A pre-packed B whose panels are long DRAM streams, and a column-major one
 // whose columns are, get software prefetches (core/kernels.h,
 // kPrefetchPanelBytes, kPrefetchColumnBytes); short panels or columns (a
-// cache-sized matrix) do not.
+// cache-sized matrix) do not. The broadcast kernel's (the panels') only
+// where the prices keep them (CostParams::stream_prefetch); the others
+// whatever the host.
 TEST_P(Bf16Test, PrefetchesOnlyLongStreams) {
   if (!jit::Disassemble(nullptr, 0).ok()) GTEST_SKIP() << "built without Zydis";
-  auto listing = [&](const char* text) {
-    const Target t = *Rt(GetParam(), 1).target();
+  auto listing = [&](const char* text, int64_t stream_prefetch = 1) {
+    Target t = *Rt(GetParam(), 1).target();
+    CostParams prices = t.cost;
+    prices.stream_prefetch = stream_prefetch;
+    t.SetPrices(prices);
     Searcher searcher(t);
     const Spec root = t.Bind(*ParseSpec(text));
     absl::StatusOr<ImplPtr> impl = searcher.Solve(root);
@@ -141,10 +146,15 @@ TEST_P(Bf16Test, PrefetchesOnlyLongStreams) {
     EXPECT_TRUE(text.ok()) << text.status();
     return text.ok() ? *text : std::string();
   };
-  // 2048 rows x 32 bf16: 128 KiB panels.
+  // 2048 rows x 32 bf16: 128 KiB panels, prefetched unless the prices say
+  // the host streams them faster without.
   EXPECT_NE(
       listing("matmul 1x2048x16384 bf16*bf16->f32 b=p32").find("prefetcht0"),
       std::string::npos);
+  const std::string without =
+      listing("matmul 1x2048x16384 bf16*bf16->f32 b=p32", 0);
+  EXPECT_NE(without.find("vfmadd231ps"), std::string::npos);
+  EXPECT_EQ(without.find("prefetch"), std::string::npos);
   // 100 rows x 32 bf16: 6.4 KiB panels.
   EXPECT_EQ(listing("matmul 3x100x2053 bf16*bf16->f32 b=p32").find("prefetch"),
             std::string::npos);

@@ -21,7 +21,7 @@ for key in ghz ghz_from_fma fma_ymm_per_cycle fma_latency_cycles \
     l2_bytes l2_dense_cycles l2_strided_cycles l3_bytes l3_dense_cycles \
     l3_strided_cycles dram_bytes dram_dense_cycles dram_strided_cycles pitch_bytes \
     dram_sequential_gbps dram_run_64_pct dram_run_4096_pct dram_run_16384_pct \
-    dram_run_bytes seconds line_gl_run_64 line_gl_run_1024 line_gl_run_16384 \
+    dram_run_bytes stream_gbps stream_prefetched_gbps seconds line_gl_run_64 line_gl_run_1024 line_gl_run_16384 \
     fma load store loop_iteration loop_iteration_stack parallel_setup \
     line_dense_gl line_dense_l3 line_dense_l2 line_strided_gl line_strided_l3 \
     line_strided_l2 dram_streams line_gl_adjacent_panels line_gl_far_panels \
@@ -35,6 +35,18 @@ for key in ghz ghz_from_fma fma_ymm_per_cycle fma_latency_cycles \
 done
 grep -qE '"fma_zmm_per_cycle":' <<<"$json" || no "no fma_zmm_per_cycle"
 grep -qE '"zmm_loads_per_cycle":' <<<"$json" || no "no zmm_loads_per_cycle"
+# Whether the broadcast kernel prefetches a stream: kept (1, the default,
+# left out of the table) when the prefetched read was at least 1.1x as fast,
+# else 0 (runtime/calibrate.h); not judged within 2 % of that line, where
+# the printed rates' rounding could decide.
+pf=$(grep -oE '"stream_prefetch":[0-9]+' <<<"$json" | cut -d: -f2)
+plain=$(grep -oE '"stream_gbps":[-0-9.e+]+' <<<"$json" | cut -d: -f2)
+fetched=$(grep -oE '"stream_prefetched_gbps":[-0-9.e+]+' <<<"$json" | cut -d: -f2)
+want=$(awk -v a="$plain" -v b="$fetched" \
+  'BEGIN { r = b / a; print (r >= 1.12 ? 1 : (r <= 1.08 ? 0 : "either")) }')
+if [ "$want" != either ] && [ "${pf:-1}" != "$want" ]; then
+  no "stream_prefetch is ${pf:-1} for $plain and $fetched GB/s, must be $want"
+fi
 grep -qE '"vendor":"[^"]+"' <<<"$json" || no "no vendor in the table"
 grep -qF "\"saved_to\":\"$AMARENA_DB\"" <<<"$json" || no "not saved to $AMARENA_DB: $json"
 hash=$(grep -oE '"prices_hash":"[0-9a-f]{8}"' <<<"$json" | cut -d'"' -f4)
