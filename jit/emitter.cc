@@ -166,9 +166,21 @@ void Emitter::EmitFunction(const ImplNode& root,
     explicit Audit(Emitter* e) { auditing = e; }
     ~Audit() { auditing = nullptr; }
   } audit(this);
+  // The callee-saved registers, in kGprOrder's order: the prologue saves
+  // only those the function can be handed, which the tree's GPR peak (its
+  // counters and buffer pointers, core/impl.h) beside the operand bases and
+  // the scratch pointer says; the rest leave the free list, so a tree that
+  // needed more would fail to compile rather than clobber the caller's.
   static const Reg64 kSaved[] = {rbx, rbp, r12, r13, r14, r15};
-  for (const Reg64& r : kSaved) push(r);
+  constexpr int kCallerSaved =
+      static_cast<int>(std::size(kGprOrder) - std::size(kSaved));
   scratch_bytes_ = ScratchNeeded(root);
+  const int held = root.spec.NumOperands() + (scratch_bytes_ > 0 ? 1 : 0) +
+                   root.cost.peak.gpr;
+  const int saved = std::clamp(held - kCallerSaved, 0,
+                               static_cast<int>(std::size(kSaved)));
+  LimitGprs(static_cast<size_t>(kCallerSaved + saved));
+  for (int i = 0; i < saved; ++i) push(kSaved[i]);
   if (scratch_bytes_ > 0) {
     scratch_ = AllocGpr();
     mov(scratch_, ptr[rdi + 8 * root.spec.NumOperands()]);
@@ -190,8 +202,7 @@ void Emitter::EmitFunction(const ImplNode& root,
   if (scratch_bytes_ > 0) FreeGpr(scratch_);
   for (int64_t bytes : owed_) AMARENA_JIT_CHECK(bytes == 0);
   vzeroupper();
-  for (int i = static_cast<int>(std::size(kSaved)) - 1; i >= 0; --i)
-    pop(kSaved[i]);
+  for (int i = saved - 1; i >= 0; --i) pop(kSaved[i]);
   ret();
   if (uses_masks_) {
     // 8 x -1 then 8 x 0: the 8 dwords from (8 - v) * 4 have v leading -1s

@@ -92,6 +92,28 @@ TEST_P(EmitterTest, NoRegisterIsBumpedTwiceInARow) {
 
 // Packing copies and zero fills are counted loops: the largest suite shapes'
 // kernels hold no straight-line tiles of remainders.
+// The prologue saves only the callee-saved registers the tree can be handed
+// (its GPR peak beside the operand bases and the scratch pointer): none for
+// a small register-tile kernel, and each one it saves it restores. The
+// kernels run and match the reference in the other tests.
+TEST_P(EmitterTest, SavesOnlyTheCalleeSavedRegistersItUses) {
+  if (!jit::Disassemble(nullptr, 0).ok()) GTEST_SKIP() << "built without Zydis";
+  const Compiled small = CompileFor(GetParam(), 1, "matmul 8x8x8 f32");
+  ASSERT_FALSE(small.listing.empty());
+  EXPECT_EQ(small.listing.find("push"), std::string::npos) << small.listing;
+  for (const char* text :
+       {"matmul 1024x1024x1024 f32", "matmul 997x1009x1013 f32"}) {
+    const Compiled c = CompileFor(GetParam(), 1, text);
+    for (const char* reg : {"rbx", "rbp", "r12", "r13", "r14", "r15"}) {
+      const bool pushed =
+          c.listing.find(std::string("push ") + reg) != std::string::npos;
+      const bool popped =
+          c.listing.find(std::string("pop ") + reg) != std::string::npos;
+      EXPECT_EQ(pushed, popped) << text << ": " << reg;
+    }
+  }
+}
+
 TEST_P(EmitterTest, LargeMatmulsStaySmall) {
   for (const char* text :
        {"matmul 1024x1024x1024 f32", "matmul 2048x2048x2048 f32"}) {
