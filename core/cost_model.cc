@@ -225,7 +225,7 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
         const int ways = e.alloc.operand == spec.OutputIndex() ? 2 : 1;
         const int64_t traffic = ways * moved.Lines() * line;
         if (OverlapsWork(from, to)) {
-          c.main = std::max(c.main, traffic);
+          c.main = std::max(c.main, t.OverlappedL2(traffic));
         } else {
           c.main += traffic;
         }
@@ -394,7 +394,7 @@ int64_t LowerBound(const Spec& spec, const Target& t) {
     // not their sum nor the work plus them. Everything else adds: kernels
     // and the views from GL and L3 (into L2 or L1).
     if (OverlapsWork(l, Level::kL1)) {
-      overlapped = std::max(overlapped, traffic);
+      overlapped = std::max(overlapped, t.OverlappedL2(traffic));
       continue;
     }
     lb += traffic;

@@ -87,6 +87,9 @@ const PriceField kPriceFields[] = {
     {"stream_prefetch",
      [](CostParams& c) -> int64_t& { return c.stream_prefetch; },
      /*optional=*/true},
+    {"l2_overlap_pct_zmm",
+     [](CostParams& c) -> int64_t& { return c.l2_overlap_pct_zmm; },
+     /*optional=*/true},
 };
 static_assert(CostParams::kDramRunSteps == 9,
               "one line_gl_run_* field per measured run length");
@@ -438,6 +441,7 @@ CostParams ClampPrices(CostParams c) {
   c.dram_streams = std::max<int64_t>(c.dram_streams, 1);
   c.l3_share_pct = std::clamp<int64_t>(c.l3_share_pct, 1, 100);
   c.stream_prefetch = std::clamp<int64_t>(c.stream_prefetch, 0, 1);
+  c.l2_overlap_pct_zmm = std::clamp<int64_t>(c.l2_overlap_pct_zmm, 10, 100);
   // A zmm price is at least its ymm price (0: the same).
   for (auto [zmm, ymm] : {std::pair{&c.fma_zmm, c.fma},
                           std::pair{&c.load_zmm, c.load},

@@ -127,6 +127,20 @@ struct CostParams {
   // 0 on the Zen 4 guest with AVX-512, where the same prefetches made
   // 1x2048x16384 bf16 and `f32*bf16->f32 b=any` 1.3-1.6x slower.
   int64_t stream_prefetch = 1;
+  // The per cent of L2's streaming rate (its line prices) a view from L2 into
+  // L1 gets while the zmm kernels below it run (OverlapsWork): on an AVX-512
+  // target it costs the larger of its body and its lines' price times 100 /
+  // this (Target::OverlappedL2). The L1 fills then compete with the
+  // kernels' own loads and broadcasts. 100 where it was not measured. On
+  // the Zen 4 guest (zmm ops in two 256-bit halves), one thread, paired
+  // runs: bf16 64x2048x16384 b=p64x2s2 with 3x128 register tiles (four B
+  // lines from L2 every 12 vdpbf16ps: 72 % of the streaming rate) ran
+  // 1.12x slower than with 6x64 tiles (36 %), which the model priced
+  // alike; 65 puts that difference in the model. With AVX2 the same
+  // setting moved only remainder tiles (1024^3, 128x768x3072), and runs
+  // of those trees could not tell them apart (0.7-1.4x from round to
+  // round), so ymm kernels keep the whole rate.
+  int64_t l2_overlap_pct_zmm = 100;
 
   int64_t Line(Level from, bool dense) const {
     return (dense ? line_dense : line_strided)[static_cast<int>(from)];
@@ -177,6 +191,12 @@ struct Target {
   int64_t FmaPrice() const { return Zmm(cost.fma_zmm, cost.fma); }
   int64_t LoadPrice() const { return Zmm(cost.load_zmm, cost.load); }
   int64_t StorePrice() const { return Zmm(cost.store_zmm, cost.store); }
+  // What a view from L2 into L1 whose lines cost `traffic` at L2's prices
+  // costs beside the body it overlaps (CostParams::l2_overlap_pct_zmm).
+  int64_t OverlappedL2(int64_t traffic) const {
+    return isa == Isa::kAvx512 ? traffic * 100 / cost.l2_overlap_pct_zmm
+                               : traffic;
+  }
 
   // Sets the prices, and with them the L3 budget.
   void SetPrices(const CostParams& c);

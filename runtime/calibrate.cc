@@ -351,6 +351,10 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   // nearest shipped table's.
   m.l3_share_pct =
       NearestShipped(IdentityOf(cpu)).table->cost.l3_share_pct;
+  // Nor is the share of L2's rate a view gets beside the kernels (timed as
+  // whole trees, CostParams::l2_overlap_pct_zmm): the nearest table's too.
+  m.l2_overlap_pct_zmm =
+      NearestShipped(IdentityOf(cpu)).table->cost.l2_overlap_pct_zmm;
 
   // The search's orders (ClampPrices) hold for the table it is given even
   // when a noisy run broke them; the fields raised are reported.

@@ -98,6 +98,33 @@ TEST(CostModelTest, OnlyViewsFromL2IntoL1OverlapTheirBody) {
   EXPECT_GT(adding, 0);
 }
 
+// Beside zmm kernels an overlapping view's lines stream at the prices'
+// share of L2's rate (CostParams::l2_overlap_pct_zmm): its traffic is
+// divided by that share, and a body that takes longer still hides it.
+TEST(CostModelTest, AnOverlappingViewBesideZmmKernelsGetsTheL2Share) {
+  Target whole =
+      Target::Avx512({.l1d = 32 << 10, .l2 = 1 << 20, .l3 = 16 << 20});
+  Target half = whole;
+  CostParams share = whole.cost;
+  share.l2_overlap_pct_zmm = 50;
+  half.SetPrices(share);
+  const Spec s = whole.Bind(*ParseSpec("matmul 64x64x64 f32 a=l2 b=l2 c=l2"));
+  int seen = 0;
+  for (const Candidate& c : EnumerateCandidates(s, whole)) {
+    const Expansion& e = c.expansion;
+    if (e.type != NodeType::kAlloc || e.alloc.kind != AllocKind::kView ||
+        !OverlapsWork(s.aux[e.alloc.operand].level, e.alloc.to.level))
+      continue;
+    ++seen;
+    std::vector<Cost> none(1), large(1);
+    large[0].main = int64_t{1} << 40;
+    const int64_t traffic = ComposeCost(s, e, none, whole).main;
+    EXPECT_EQ(ComposeCost(s, e, none, half).main, 2 * traffic) << PrintSpec(s);
+    EXPECT_EQ(ComposeCost(s, e, large, half).main, large[0].main);
+  }
+  EXPECT_GT(seen, 0);
+}
+
 // Packing copies and zero fills too large for one kernel (more than
 // kMaxUnrolledStores vectors) are counted loops without remainders, not a tile
 // split 12 + 4, 8 + 4, ... into straight-line copies.

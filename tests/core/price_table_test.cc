@@ -50,6 +50,7 @@ PriceTable Sample() {
   t.cost.load_zmm = 24;
   t.cost.store_zmm = 26;
   t.cost.stream_prefetch = 0;
+  t.cost.l2_overlap_pct_zmm = 70;
   return t;
 }
 
@@ -112,11 +113,13 @@ TEST(PriceTableTest, TextErrorsNameTheField) {
   absl::StatusOr<PriceTable> old = PricesFromText(
       absl::StrReplaceAll(text, {{"l3_share_pct 40\n", ""},
                                  {"fma_zmm 22\n", ""},
-                                 {"stream_prefetch 0\n", ""}}));
+                                 {"stream_prefetch 0\n", ""},
+                                 {"l2_overlap_pct_zmm 70\n", ""}}));
   ASSERT_TRUE(old.ok()) << old.status();
   EXPECT_EQ(old->cost.l3_share_pct, CostParams{}.l3_share_pct);
   EXPECT_EQ(old->cost.fma_zmm, 0);
   EXPECT_EQ(old->cost.stream_prefetch, 1);
+  EXPECT_EQ(old->cost.l2_overlap_pct_zmm, 100);
 }
 
 // The L3 budget is the prices' share of the per-core L3, set with them.
@@ -135,6 +138,31 @@ TEST(PriceTableTest, L3BudgetIsThePricesShare) {
   EXPECT_EQ(zen3->cost.l3_share_pct, 25);
   EXPECT_EQ(ClampPrices(CostParams{.l3_share_pct = 0}).l3_share_pct, 1);
   EXPECT_EQ(ClampPrices(CostParams{.l3_share_pct = 400}).l3_share_pct, 100);
+}
+
+// A view from L2 into L1 beside zmm kernels streams at the table's share of
+// L2's rate; beside ymm kernels at all of it.
+TEST(PriceTableTest, L2OverlapShareAppliesToAvx512Targets) {
+  CostParams share;
+  share.l2_overlap_pct_zmm = 50;
+  Target avx512 = Target::Avx512({});
+  avx512.SetPrices(share);
+  EXPECT_EQ(avx512.OverlappedL2(130), 260);
+  Target avx2 = Target::Avx2({});
+  avx2.SetPrices(share);
+  EXPECT_EQ(avx2.OverlappedL2(130), 130);
+  avx512.SetPrices(CostParams{});
+  EXPECT_EQ(avx512.OverlappedL2(130), 130);
+  EXPECT_THAT(CostParamsText(share), HasSubstr(" l2_overlap_pct_zmm=50"));
+  EXPECT_THAT(CostParamsText(CostParams{}), Not(HasSubstr("overlap")));
+  CostParams low, high;
+  low.l2_overlap_pct_zmm = 0;
+  high.l2_overlap_pct_zmm = 300;
+  EXPECT_EQ(ClampPrices(low).l2_overlap_pct_zmm, 10);
+  EXPECT_EQ(ClampPrices(high).l2_overlap_pct_zmm, 100);
+  const PriceTable* zen4 = FindShipped("zen4-epyc-vm");
+  ASSERT_NE(zen4, nullptr);
+  EXPECT_LT(zen4->cost.l2_overlap_pct_zmm, 100);
 }
 
 // An AVX-512 target prices its vector instructions at the zmm prices where
