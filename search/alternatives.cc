@@ -31,23 +31,13 @@ ImplPtr MakeNode(const Spec& s, const Expansion& e,
   return node;
 }
 
-// Trees assembled from the searcher's answers, remembered per Spec.
+// Trees assembled from the searcher's answers (it remembers them per Spec).
 class Builder {
  public:
   Builder(Searcher& searcher, const Target& t) : searcher_(searcher), t_(t) {}
 
-  ImplPtr Best(const Spec& s) {
-    if (auto it = best_.find(s); it != best_.end()) return it->second;
-    ImplPtr tree;
-    if (std::optional<Action> a = searcher_.BestAction(s)) {
-      absl::StatusOr<Candidate> c = ApplyAction(s, *a, t_);
-      AMARENA_CHECK(c.ok());
-      tree = WithBestChildren(s, c->expansion);
-      AMARENA_CHECK(tree != nullptr);
-    }
-    best_.emplace(s, tree);
-    return tree;
-  }
+  // The searcher's own tree, so the trees below start from its pick.
+  ImplPtr Best(const Spec& s) { return searcher_.Tree(s); }
 
   bool Feasible(const Spec& s) { return searcher_.BestCost(s).has_value(); }
 
@@ -56,16 +46,10 @@ class Builder {
     return a.has_value() && *a == ActionOf(n.how);
   }
 
-  // The expansion with the best tree under each child; nullptr when a child
-  // has none.
+  // The expansion with the best tree under each child (as the searcher
+  // assembles its own); nullptr when a child has none.
   ImplPtr WithBestChildren(const Spec& s, const Expansion& e) {
-    std::vector<ImplPtr> children;
-    for (const Spec& child : e.children) {
-      ImplPtr c = Best(child);
-      if (c == nullptr) return nullptr;
-      children.push_back(std::move(c));
-    }
-    return MakeNode(s, e, std::move(children), t_);
+    return searcher_.WithBestChildren(s, e);
   }
 
   // Every other action at `n`'s Spec, each with the best children.
@@ -79,7 +63,7 @@ class Builder {
       if (ImplPtr tree = WithBestChildren(n.spec, c.expansion))
         trees.push_back(std::move(tree));
     }
-    // Best() fills best_, never others_: `it` is still valid.
+    // Best() never touches others_: `it` is still valid.
     return it->second = std::move(trees);
   }
 
@@ -92,6 +76,10 @@ class Builder {
                   int levels = std::numeric_limits<int>::max()) {
     bool pristine = true;
     for (size_t i = 0; i < n->children.size(); ++i) {
+      // A remainder that follows its body is the body's choice, not one of
+      // its own: nothing to deviate there.
+      if (i == 1 && n->HasRemainder() && searcher_.follows_remainders())
+        continue;
       std::vector<ImplPtr> sub;
       pristine &= Deviations(n->children[i], sub, levels - 1);
       for (ImplPtr& s : sub) {
@@ -111,7 +99,6 @@ class Builder {
  private:
   Searcher& searcher_;
   const Target& t_;
-  absl::flat_hash_map<Spec, ImplPtr> best_;
   absl::flat_hash_map<Spec, std::vector<ImplPtr>> others_;
 };
 

@@ -28,7 +28,12 @@ absl::StatusOr<ImplPtr> Searcher::Solve(const Spec& root) {
     return absl::CancelledError(
         absl::StrCat("search for ", PrintSpec(root), " was cancelled"));
   if (!e.feasible) return NoTreeError(root);
-  return Build(root);
+  ImplPtr tree = Tree(root);
+  if (tree == nullptr)
+    return absl::InternalError(absl::StrCat(
+        "search for ", PrintSpec(root),
+        " chose a tree whose remainder does not fit its budget when built"));
+  return tree;
 }
 
 std::optional<Cost> Searcher::BestCost(const Spec& s) {
@@ -324,7 +329,9 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
     absl::InlinedVector<Cost, 3>& costs = t.bounds;
     bool ok = true, suspended = false;
     for (size_t i = t.solved; i < children.size() && ok; ++i) {
-      MemoEntry ce = SolveExact(children[i], t.ids[i]);
+      MemoEntry ce = i == 1 && RemainderFollows(c.expansion)
+                         ? FollowRemainder(children[1], children[0])
+                         : SolveExact(children[i], t.ids[i]);
       if (!ce.feasible) {
         ok = false;
         t.known = kNoTree;
@@ -384,8 +391,7 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
 int64_t Searcher::CachedLowerBound(const Spec& s) {
   if (bound_cache_.empty()) bound_cache_.resize(kBoundSlots);
   const MemoTable::Key key = MemoTable::KeyOf(s);
-  BoundSlot& slot =
-      bound_cache_[absl::HashOf(key) & (kBoundSlots - 1)];
+  BoundSlot& slot = bound_cache_[absl::HashOf(key) & (kBoundSlots - 1)];
   if (slot.lower < 0 || !(slot.key == key)) {
     slot.key = key;
     slot.lower = LowerBound(s, target_);
@@ -404,17 +410,37 @@ std::pair<int64_t, uint32_t> Searcher::ChildBound(const Spec& child) {
   return {info.lower, id};
 }
 
-ImplPtr Searcher::Build(const Spec& s) {
+ImplPtr Searcher::Tree(const Spec& s) {
+  if (auto it = trees_.find(s); it != trees_.end()) return it->second;
+  ImplPtr tree;
   MemoEntry e = SolveExact(s);
-  AMARENA_CHECK(e.feasible);
-  absl::StatusOr<Candidate> c = ApplyAction(s, e.action, target_);
-  AMARENA_CHECK(c.ok());
+  if (e.feasible) {
+    absl::StatusOr<Candidate> c = ApplyAction(s, e.action, target_);
+    AMARENA_CHECK(c.ok());
+    // The memo found a tree for every child when it chose this action,
+    // under the budget it was solved at; a remainder followed under this
+    // one may not fit (then nullptr, which Solve reports).
+    tree = WithBestChildren(s, std::move(c->expansion));
+  }
+  trees_.emplace(s, tree);
+  return tree;
+}
+
+ImplPtr Searcher::WithBestChildren(const Spec& s, Expansion how) {
   auto node = std::make_shared<ImplNode>();
   node->spec = s;
-  node->how = c->expansion;
-  node->cost = e.cost;
-  for (const Spec& child : c->expansion.children)
-    node->children.push_back(Build(child));
+  node->how = std::move(how);
+  const auto& kids = node->how.children;
+  std::vector<Cost> costs;
+  for (size_t i = 0; i < kids.size(); ++i) {
+    ImplPtr child = i == 1 && RemainderFollows(node->how)
+                        ? Follow(kids[1], node->children[0])
+                        : Tree(kids[i]);
+    if (child == nullptr) return nullptr;
+    costs.push_back(child->cost);
+    node->children.push_back(std::move(child));
+  }
+  node->cost = ComposeCost(s, node->how, costs, target_);
   return node;
 }
 

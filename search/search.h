@@ -15,6 +15,18 @@
 // smallest Action, so the result is one tree, whatever order Specs are solved
 // in and whether the memo table compresses or not.
 //
+// A loop's remainder (its last, partial tile) longer than kSearchedRemainder
+// along the loop follows its body's best tree (SearchOptions::
+// follow_remainders), as hand-written kernels handle their edges: the body's
+// decisions applied to the smaller Spec, level by level, where they apply (a
+// loop whose tile no longer fits runs as its body; a decision that does not
+// apply leaves that sub-Spec to the search). So the large remainders of odd
+// shapes (510 rows, 427 of k) add no searches of their own; the short ones,
+// register tiles' edges, where the shape of the tile matters, are searched.
+// The DP is then exact over that space, up to each body being chosen for its
+// own cost rather than with its remainder's; with the option off every
+// remainder is searched like any Spec (the brute-force tests compare that).
+//
 // What earlier solves learnt only prunes (SearchOptions::reuse_bounds): a
 // key's best cost under the most budget bounds it under any less (more budget
 // never costs more), and a key's first solve bounds each of its candidates in
@@ -34,6 +46,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "absl/status/statusor.h"
 #include "core/impl.h"
@@ -57,6 +70,10 @@ struct SearchOptions {
   // budget bounds it under less, and a key's first solve bounds each of its
   // candidates in its later solves (tests turn it off to compare).
   bool reuse_bounds = true;
+  // A loop's remainder follows its body's best tree instead of being
+  // searched on its own (see above). Off: the search is exact over the
+  // whole space.
+  bool follow_remainders = true;
   // Count the distinct Specs looked up (MemoStats::specs_asked).
   bool count_queries = false;
   // When it becomes true, the search stops: Solve returns Cancelled, and the
@@ -68,6 +85,10 @@ struct SearchStats {
   int64_t specs_solved = 0;       // distinct Specs whose best Impl was computed
   int64_t candidates_tried = 0;   // expansions whose children were searched
   int64_t candidates_pruned = 0;  // dropped by the lower bound
+  // Remainder trees built by following a body's tree, and the sub-Specs
+  // among them where a decision did not apply and the search took over.
+  int64_t remainders_followed = 0;
+  int64_t follow_searched = 0;
   double ms = 0;
 };
 
@@ -88,13 +109,25 @@ class Searcher {
   std::optional<Cost> BestCost(const Spec& s);
   // The best action for a Spec (nullopt if none fits).
   std::optional<Action> BestAction(const Spec& s);
+  // The best tree for a Spec, as Solve builds it (nullptr if none fits):
+  // its best action with the best tree under each child, a loop's
+  // remainder following its body. Remembered per Spec, so every body is
+  // built once.
+  ImplPtr Tree(const Spec& s);
+  // `how` (an expansion of `s`) with the best tree under each child, a
+  // loop's remainder following its body; nullptr if a child has none.
+  ImplPtr WithBestChildren(const Spec& s, Expansion how);
 
   const SearchStats& stats() const { return stats_; }
+  bool follows_remainders() const { return options_.follow_remainders; }
   MemoStats memo_stats() const { return memo_.Stats(); }
-  // The memo table's memory and the prior bounds and bound cache beside it.
+  // The memo table's memory and the prior bounds, bound cache and trees
+  // beside it.
   int64_t memo_bytes() const {
     return memo_.ApproxBytes() + prior_bytes_ +
-           static_cast<int64_t>(bound_cache_.size() * sizeof(BoundSlot));
+           static_cast<int64_t>(bound_cache_.size() * sizeof(BoundSlot)) +
+           static_cast<int64_t>((trees_.size() + followed_.size()) *
+                                kTreeBytes);
   }
 
  private:
@@ -113,6 +146,9 @@ class Searcher {
   };
 
   static constexpr uint32_t kNoId = ~0u;
+  // The longest remainder (along its loop) still searched when remainders
+  // follow their bodies: 12, the most rows a register tile has.
+  static constexpr int64_t kSearchedRemainder = 12;
 
   MemoEntry SolveExact(const Spec& s);
   // `s` (not ObviouslyInfeasible) by its key's id in the memo table.
@@ -128,7 +164,19 @@ class Searcher {
   // the candidates of many Specs share children, and the memo gives ids only
   // to the children of the candidates it refines.
   int64_t CachedLowerBound(const Spec& s);
-  ImplPtr Build(const Spec& s);
+  // The tree for `r` that follows `like` (search/remainder.cc): nullptr if
+  // none fits. Remembered per (r, like).
+  ImplPtr Follow(const Spec& r, const ImplPtr& like);
+  ImplPtr FollowUncached(const Spec& r, const ImplPtr& like);
+  // Whether `e` is a loop whose remainder follows its body.
+  bool RemainderFollows(const Expansion& e) const {
+    return options_.follow_remainders && e.type == NodeType::kLoop &&
+           e.children.size() == 2 &&
+           Extent(e.children[1], e.loop.dim) > kSearchedRemainder;
+  }
+  // The cost of a loop's remainder `rem`, by following the best tree of
+  // its body `body` (solved); infeasible if none fits.
+  MemoEntry FollowRemainder(const Spec& rem, const Spec& body);
 
   Target target_;
   SearchOptions options_;
@@ -136,9 +184,9 @@ class Searcher {
   SearchStats stats_;
   // Prior bounds need pruning, and a loop whose counter spills to the stack
   // (under no GPR) costing at least one whose counter is in a register.
-  bool reuse_bounds_ = options_.prune && options_.reuse_bounds &&
-                       target_.cost.loop_iteration_stack >=
-                           target_.cost.loop_iteration;
+  bool reuse_bounds_ =
+      options_.prune && options_.reuse_bounds &&
+      target_.cost.loop_iteration_stack >= target_.cost.loop_iteration;
   std::vector<PriorBounds> prior_;
   int64_t prior_bytes_ = 0;
   struct BoundSlot {
@@ -147,6 +195,10 @@ class Searcher {
   };
   static constexpr size_t kBoundSlots = size_t{1} << 14;  // 1 MiB
   std::vector<BoundSlot> bound_cache_;
+  absl::flat_hash_map<Spec, ImplPtr> trees_;  // Tree's
+  absl::flat_hash_map<std::pair<Spec, const ImplNode*>, ImplPtr> followed_;
+  // A node and its map slot, roughly.
+  static constexpr int64_t kTreeBytes = 2 * sizeof(ImplNode) + 64;
 };
 
 // The most of each budget any tree for `s` could use (a sound over-estimate):

@@ -82,10 +82,10 @@ int ExplainCommand(const std::string& text, const ExplainOptions& options) {
   }
   Spec root = target->Bind(spec);
   absl::StatusOr<ImplPtr> impl =
-      schedule.empty()
-          ? searcher.Solve(root)
-          : Replay(root, schedule, *target,
-                   [&](const Spec& s) { return searcher.Solve(s); });
+      schedule.empty() ? searcher.Solve(root)
+                       : Replay(root, schedule, *target, [&](const Spec& s) {
+                           return searcher.Solve(s);
+                         });
   if (!impl.ok()) {
     std::fprintf(stderr, "amarena: %s\n",
                  std::string(impl.status().message()).c_str());
@@ -104,10 +104,13 @@ int ExplainCommand(const std::string& text, const ExplainOptions& options) {
   } else {
     std::printf(
         "search: %.2f ms, %lld Specs solved, %lld candidates costed, %lld "
-        "pruned by the lower bound, %d nodes\n",
+        "pruned by the lower bound, %lld remainders followed (%lld searched "
+        "where a decision did not apply), %d nodes\n",
         st.ms, static_cast<long long>(st.specs_solved),
         static_cast<long long>(st.candidates_tried),
-        static_cast<long long>(st.candidates_pruned), CountNodes(**impl));
+        static_cast<long long>(st.candidates_pruned),
+        static_cast<long long>(st.remainders_followed),
+        static_cast<long long>(st.follow_searched), CountNodes(**impl));
     std::printf(
         "memo table: %lld boxes answer %lld Specs (%.1f Specs per box), %lld "
         "keys, %.1f KiB\n",

@@ -164,43 +164,75 @@ std::vector<int64_t> BatchTileSizes(const Spec& s, int workers) {
   return sizes;
 }
 
-void TileOut(const Spec& s, const Target&, std::vector<Candidate>& out) {
-  const Spec tiles = WithoutLds(s);
+// Whether a loop over `d` in tiles of `size` is wanted: every one when
+// `only` is null (enumerate), else just the action's (enumerate_one).
+bool Wanted(const Action* only, Dim d, int64_t size) {
+  return only == nullptr || (only->dim == d && only->size == size);
+}
+
+void TileOut(const Spec& s, const Target&, std::vector<Candidate>& out,
+             const Action* only) {
   if (s.b > 1) {
-    out.push_back(MakeLoop(s, tiles, ActionKind::kTile, Dim::kB, 1));
+    if (Wanted(only, Dim::kB, 1))
+      out.push_back(MakeLoop(s, WithoutLds(s), ActionKind::kTile, Dim::kB, 1));
     return;
   }
-  for (Dim d : {Dim::kM, Dim::kN})
+  const Spec tiles = WithoutLds(s);
+  for (Dim d : {Dim::kM, Dim::kN}) {
+    if (only != nullptr && only->dim != d) continue;
     for (int64_t size : TileSizes(s, d))
-      out.push_back(MakeLoop(s, tiles, ActionKind::kTile, d, size));
+      if (Wanted(only, d, size))
+        out.push_back(MakeLoop(s, tiles, ActionKind::kTile, d, size));
+  }
 }
 
 // Once per tree (the tiles are serial), at the root (every operand in GL, so
 // each task is a whole kernel over its tile), with at least as many tiles as
 // workers.
-void ParallelTile(const Spec& s, const Target& t, std::vector<Candidate>& out) {
+void ParallelTile(const Spec& s, const Target& t, std::vector<Candidate>& out,
+                  const Action* only) {
   if (s.serial || t.workers < 2 || !s.IsMatmul()) return;
   for (int i = 0; i < s.NumOperands(); ++i)
     if (s.aux[i].level != Level::kGL) return;
   const Spec tiles = WithoutLds(s);
   if (s.b > 1) {
     for (int64_t size : BatchTileSizes(s, t.workers))
-      out.push_back(
-          MakeLoop(s, tiles, ActionKind::kParallelTile, Dim::kB, size));
+      if (Wanted(only, Dim::kB, size))
+        out.push_back(
+            MakeLoop(s, tiles, ActionKind::kParallelTile, Dim::kB, size));
     return;
   }
-  for (Dim d : {Dim::kM, Dim::kN})
+  for (Dim d : {Dim::kM, Dim::kN}) {
+    if (only != nullptr && only->dim != d) continue;
     for (int64_t size : TileSizes(s, d))
-      if (Extent(s, d) / size >= t.workers)
+      if (Extent(s, d) / size >= t.workers && Wanted(only, d, size))
         out.push_back(MakeLoop(s, tiles, ActionKind::kParallelTile, d, size));
+  }
 }
 
-void SplitK(const Spec& s, const Target&, std::vector<Candidate>& out) {
+void SplitK(const Spec& s, const Target&, std::vector<Candidate>& out,
+            const Action* only) {
   if (s.kind != Kind::kMatmulAccum || s.b > 1 || s.aux[2].dtype != DType::kF32)
     return;
+  if (only != nullptr && only->dim != Dim::kK) return;
   const Spec tiles = WithoutLds(s);
   for (int64_t size : TileSizes(s, Dim::kK))
-    out.push_back(MakeLoop(s, tiles, ActionKind::kSplit, Dim::kK, size));
+    if (Wanted(only, Dim::kK, size))
+      out.push_back(MakeLoop(s, tiles, ActionKind::kSplit, Dim::kK, size));
+}
+
+// Each loop rewrite's `enumerate` (every size) and `enumerate_one` (the
+// action's).
+template <void (*kLoops)(const Spec&, const Target&, std::vector<Candidate>&,
+                         const Action*)>
+void AllLoops(const Spec& s, const Target& t, std::vector<Candidate>& out) {
+  kLoops(s, t, out, nullptr);
+}
+template <void (*kLoops)(const Spec&, const Target&, std::vector<Candidate>&,
+                         const Action*)>
+void OneLoop(const Spec& s, const Target& t, const Action& a,
+             std::vector<Candidate>& out) {
+  kLoops(s, t, out, &a);
 }
 
 // A loop's size in its descriptor: at most 2^40, far above any extent.
@@ -261,7 +293,8 @@ absl::StatusOr<Action> ParseSplit(std::span<const absl::string_view> words) {
 
 extern const Rewrite kTileRewrite = {.name = "tile",
                                      .keyword = "tile",
-                                     .enumerate = TileOut,
+                                     .enumerate = AllLoops<TileOut>,
+                                     .enumerate_one = OneLoop<TileOut>,
                                      .owns = OwnsKind<ActionKind::kTile>,
                                      .describe = DescribeTile,
                                      .parse = ParseTile};
@@ -269,14 +302,16 @@ extern const Rewrite kTileRewrite = {.name = "tile",
 extern const Rewrite kParallelTileRewrite = {
     .name = "parallel tile",
     .keyword = "parallel",
-    .enumerate = ParallelTile,
+    .enumerate = AllLoops<ParallelTile>,
+    .enumerate_one = OneLoop<ParallelTile>,
     .owns = OwnsKind<ActionKind::kParallelTile>,
     .describe = DescribeParallelTile,
     .parse = ParseParallelTile};
 
 extern const Rewrite kSplitRewrite = {.name = "split",
                                       .keyword = "split",
-                                      .enumerate = SplitK,
+                                      .enumerate = AllLoops<SplitK>,
+                                      .enumerate_one = OneLoop<SplitK>,
                                       .owns = OwnsKind<ActionKind::kSplit>,
                                       .describe = DescribeSplit,
                                       .parse = ParseSplit};

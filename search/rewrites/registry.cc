@@ -96,7 +96,12 @@ absl::StatusOr<Action> ParseAction(absl::string_view text) {
 absl::StatusOr<Candidate> ApplyAction(const Spec& s, const Action& a,
                                       const Target& t) {
   std::vector<Candidate> cands;
-  Owner(a).enumerate(s, t, cands);
+  const Rewrite& owner = Owner(a);
+  if (owner.enumerate_one != nullptr) {
+    owner.enumerate_one(s, t, a, cands);
+  } else {
+    owner.enumerate(s, t, cands);
+  }
   for (Candidate& c : cands)
     if (c.action == a) {
       MarkChildrenSerial(c);

@@ -40,6 +40,11 @@ struct Rewrite {
   absl::string_view keyword;
   // Appends every Candidate it offers for a bound Spec.
   void (*enumerate)(const Spec&, const Target&, std::vector<Candidate>&);
+  // Optional: appends only the candidate equal to the action, if offered
+  // (ApplyAction, without making every other candidate). Null: ApplyAction
+  // filters `enumerate`.
+  void (*enumerate_one)(const Spec&, const Target&, const Action&,
+                        std::vector<Candidate>&) = nullptr;
   // Whether an action is one of its. Exactly one rewrite owns each action.
   bool (*owns)(const Action&);
   // The descriptor of one of its actions: "tile m 8".
