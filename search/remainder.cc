@@ -7,9 +7,11 @@
 //   - like is a loop whose tile is not below r's extent: r is one partial
 //     tile, so it follows the loop's body.
 //   - otherwise like's action is applied to r. Each child follows like's
-//     child in the same place, except a remainder of r's own loop, which
-//     follows r's body (as every remainder does).
-//   - where the action does not apply to r (a kernel that does not take its
+//     child in the same place: a remainder of r's own loop follows the
+//     remainder of like's (the body's edge, searched if short), or r's body
+//     where like's loop has none. So nothing under a followed remainder is
+//     searched, short edges included, but where an action does not apply:
+//   - where it does not apply to r (a kernel that does not take its
 //     shape, a view that does not fit), or the tree built does not fit r's
 //     budget, r is searched (Tree), and so are its children below.
 #include "core/cost_model.h"
@@ -52,21 +54,15 @@ ImplPtr Searcher::FollowUncached(const Spec& r, const ImplPtr& like) {
   node->spec = r;
   node->how = std::move(c->expansion);
   const auto& kids = node->how.children;
-  // A remainder of r's own loop is any loop's remainder (WithBestChildren):
-  // it follows r's body, or is searched. Every other child follows like's
-  // child in its place.
+  // Every child follows like's child in its place; a remainder of r's own
+  // loop where like's loop has none follows r's body.
   const bool loop = node->how.type == NodeType::kLoop;
-  const size_t placed = loop ? 1 : kids.size();
-  if (like->children.size() < placed) return searched();
+  if (like->children.size() < (loop ? 1 : kids.size())) return searched();
   std::vector<Cost> costs;
   for (size_t i = 0; i < kids.size(); ++i) {
-    ImplPtr child;
-    if (i < placed) {
-      child = Follow(kids[i], like->children[i]);
-    } else {
-      child = RemainderFollows(node->how) ? Follow(kids[i], node->children[0])
-                                          : Tree(kids[i]);
-    }
+    const ImplPtr& pattern =
+        i < like->children.size() ? like->children[i] : node->children[0];
+    ImplPtr child = Follow(kids[i], pattern);
     if (child == nullptr) return searched();
     costs.push_back(child->cost);
     node->children.push_back(std::move(child));
