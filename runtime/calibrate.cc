@@ -145,9 +145,13 @@ int64_t ZmmUnits(double zmm_per_cycle, int64_t ymm_units) {
 // sequential rate and runs of 8-16 KiB climbing above it: a threshold of
 // 50 % or of 90 % of the best rate then falls on the plateau, and the
 // crossing jumped between 256 B and 2.6 KiB from one calibration to the next
-// on a Zen 3 host; the median is a point of the plateau. Interpolated in log2
-// R between the two lengths around the threshold, rounded to a power of two
-// of at least a line; below the shortest: the shortest.
+// on a Zen 3 host; the median is a point of the plateau. The knee is the
+// shortest measured length whose rate reaches the threshold (at least a
+// line), not a length interpolated between two: what it is compared with (a
+// panel's run, core/cost_model.cc SideBySideRuns) is a power of two, as the
+// measured lengths are, and on an Intel Xeon host where 50 % fell halfway (in
+// log2) between 128 B (43-45 %) and 256 B (55-57 %), an interpolated knee
+// rounded to 128 in two calibrations of five and to 256 in three.
 int64_t HalfRateRun(const std::vector<std::pair<int64_t, double>>& runs) {
   if (runs.empty()) return kLine;
   std::vector<std::pair<int64_t, double>> env = runs;
@@ -155,22 +159,10 @@ int64_t HalfRateRun(const std::vector<std::pair<int64_t, double>>& runs) {
     env[i].second = std::max(env[i].second, env[i - 1].second);
   const double threshold =
       std::min(50.0, 0.9 * env[env.size() / 2].second);  // env is sorted
-  for (size_t i = 0; i < env.size(); ++i) {
-    if (env[i].second < threshold) continue;
-    if (i == 0) return env[0].first;
-    auto [r0, p0] = env[i - 1];
-    auto [r1, p1] = env[i];
-    double t = (threshold - p0) / (p1 - p0);
-    double log_r = std::log2(static_cast<double>(r0)) +
-                   t * (std::log2(static_cast<double>(r1)) -
-                        std::log2(static_cast<double>(r0)));
-    // A power of two: what it is compared with (a panel's run, core/
-    // cost_model.cc SideBySideRuns) is one, and whole lines flipped between
-    // 3 and 4 (192 and 256 bytes) for one host.
-    const int64_t bytes = int64_t{1} << std::lround(log_r);
-    return std::max<int64_t>(kLine, bytes);
+  for (const auto& [bytes, pct] : env) {
+    if (pct >= threshold) return std::max<int64_t>(kLine, bytes);
   }
-  return env.back().first;  // not reached: only for an empty plateau
+  return env.back().first;  // not reached: the median is at most the last
 }
 
 absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {

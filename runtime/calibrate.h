@@ -68,10 +68,9 @@ struct Calibration {
 
   // A matrix of `dram_row_bytes` rows read as runs of R bytes down a column
   // band, band after band: GB/s of a sequential read, and each R's rate as a
-  // percentage of it. dram_run_bytes is where the percentage (made monotone
-  // in R) reaches 50, or 90 % of its median if that is lower; interpolated
-  // in log2 R, rounded to a power of two of at least 64 (runtime/calibrate.cc,
-  // HalfRateRun).
+  // percentage of it. dram_run_bytes is the shortest R whose percentage
+  // (made monotone in R) reaches 50, or 90 % of its median if that is lower;
+  // at least 64 (runtime/calibrate.cc, HalfRateRun).
   int64_t dram_row_bytes = CostParams::kDramRowBytes;
   double dram_sequential_gbps = 0;
   std::vector<std::pair<int64_t, double>> dram_runs;  // (R, % of sequential)

@@ -174,7 +174,14 @@ TEST(PricesTest, WithoutAStoredTableTheShippedOrNearestIsChosen) {
   intel.vendor = "GenuineIntel";
   intel.family = 6;
   intel.model = 143;
-  absl::StatusOr<ChosenPrices> other = ChoosePrices(intel, "", "");
+  absl::StatusOr<ChosenPrices> xeon = ChoosePrices(intel, "", "");
+  ASSERT_TRUE(xeon.ok());
+  EXPECT_EQ(xeon->source, ChosenPrices::Source::kNearest);
+  EXPECT_EQ(xeon->table.label, "xeon-amx-vm");
+
+  CpuIdentity hygon = zen4.cpu;
+  hygon.vendor = "HygonGenuine";  // no table of its vendor: the defaults
+  absl::StatusOr<ChosenPrices> other = ChoosePrices(hygon, "", "");
   ASSERT_TRUE(other.ok());
   EXPECT_EQ(other->source, ChosenPrices::Source::kNearest);
   EXPECT_EQ(other->table.label, ShippedPriceTables().front().label);
