@@ -15,6 +15,39 @@ TensorSpec Moved(const Spec& spec, const AllocInfo& a) {
   return t;
 }
 
+// A k step's view of a plain A in L2 is narrower than a line along k, its
+// contiguous axis: a broadcast kernel's 6x1 column of A is 6 lines, and the
+// next 15 steps read the rest of those lines. The loop along k walks them
+// while they stay in L1, so each step is charged its bytes rather than its
+// lines: its share of the lines the loop reads once. Only a single step (one
+// element along k, or a bf16 pair: at most 4 bytes), and only from L2:
+// - a wider piece narrower than a line (4 of k's 100) is a row's tail, whose
+//   line the next row's steps do not share;
+// - a tile narrow along m or n (a column-major A's 6 rows) is next touched
+//   by another iteration of an outer loop, after the k loop has run through
+//   L1, and keeps paying whole lines;
+// - from L3 or DRAM a step's lines are not overlapped with the work
+//   (OverlapsWork) and wait on their latency, step after step.
+bool KStepFromL2(const Spec& spec, int i, const TensorSpec& op, Level from) {
+  if (!spec.IsMatmul() || i == spec.OutputIndex() || from != Level::kL2)
+    return false;
+  const Layout& l = op.layout();
+  if (l.packed() || l.row_group() != 1) return false;
+  if (op.InnerExtent() * SizeOf(op.aux.dtype) > 4) return false;
+  return OperandAxis(spec, i, Dim::kK) ==
+         (l.row_major() ? Axis::kCols : Axis::kRows);
+}
+
+// The traffic of viewing `op` (operand i of `spec`, in `from`) at `line` per
+// line, `ways` times: whole lines, or a k step's bytes (above), rounded up.
+int64_t ViewTraffic(const Spec& spec, int i, const TensorSpec& op,
+                    Level from, int64_t line, int ways) {
+  if (!KStepFromL2(spec, i, op, from)) return ways * op.Lines() * line;
+  const int64_t bytes = op.OuterExtent() * op.InnerExtent() *
+                        SizeOf(op.aux.dtype);
+  return (ways * line * bytes + kLineBytes - 1) / kLineBytes;
+}
+
 // A loop along k over B in DRAM that spans several of B's runs reads them
 // side by side, each its own stream, and its lines pay for that on top of
 // the dense price its (narrower) views were charged (CostParams):
@@ -223,7 +256,8 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
         // adds to them; a zero or a first k block writes whole lines, which
         // the cache still fetches) and written back.
         const int ways = e.alloc.operand == spec.OutputIndex() ? 2 : 1;
-        const int64_t traffic = ways * moved.Lines() * line;
+        const int64_t traffic =
+            ViewTraffic(spec, e.alloc.operand, moved, from, line, ways);
         if (OverlapsWork(from, to)) {
           c.main = std::max(c.main, t.OverlappedL2(traffic));
         } else {
@@ -388,7 +422,15 @@ int64_t LowerBound(const Spec& spec, const Target& t) {
     // L1 only through views (or, a bf16 C, through an f32 buffer whose
     // epilogue copy is itself a Spec with this output, bounded the same way).
     const int64_t ways = i == spec.OutputIndex() ? 2 : 1;
-    const int64_t traffic = copies * ways * op.Lines() * line;
+    // Viewed from L2 a k step at a time (ViewTraffic), the parts of an
+    // input pay at least its bytes, not its lines; which parts are
+    // contiguous along k depends on their own layouts (a one-column tile of
+    // a column-major A is row-major), so any input's may be.
+    const int64_t lines_paid =
+        spec.IsMatmul() && i != spec.OutputIndex() && l == Level::kL2
+            ? line * op.Elements() * SizeOf(op.aux.dtype) / kLineBytes
+            : op.Lines() * line;
+    const int64_t traffic = copies * ways * lines_paid;
     // From L2 the lines may reach L1 through views that overlap the work
     // (OverlapsWork): the tree costs at least each such operand's traffic,
     // not their sum nor the work plus them. Everything else adds: kernels
