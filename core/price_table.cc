@@ -90,6 +90,8 @@ const PriceField kPriceFields[] = {
     {"l2_overlap_pct_zmm",
      [](CostParams& c) -> int64_t& { return c.l2_overlap_pct_zmm; },
      /*optional=*/true},
+    {"l2_share_pct", [](CostParams& c) -> int64_t& { return c.l2_share_pct; },
+     /*optional=*/true},
 };
 static_assert(CostParams::kDramRunSteps == 9,
               "one line_gl_run_* field per measured run length");
@@ -439,6 +441,7 @@ CostParams ClampPrices(CostParams c) {
     longer = c.line_gl_run[i] = std::max(c.line_gl_run[i], longer);
   c.dram_run_bytes = std::max<int64_t>(c.dram_run_bytes, kLineBytes);
   c.dram_streams = std::max<int64_t>(c.dram_streams, 1);
+  c.l2_share_pct = std::clamp<int64_t>(c.l2_share_pct, 1, 100);
   c.l3_share_pct = std::clamp<int64_t>(c.l3_share_pct, 1, 100);
   c.stream_prefetch = std::clamp<int64_t>(c.stream_prefetch, 0, 1);
   c.l2_overlap_pct_zmm = std::clamp<int64_t>(c.l2_overlap_pct_zmm, 10, 100);

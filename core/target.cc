@@ -33,13 +33,11 @@ Target Target::Avx2(const CacheSizes& caches) {
   t.vector_registers = 16;
   t.f32_lanes = 8;
   t.l1_lines = FloorPow2(caches.l1d / kLineBytes);
-  // Three quarters of L2: what the search places there shares it with the
-  // lines streaming through (B panels from L3, the C blocks going back and
-  // forth) and with conflict misses. Given all of it, the search filled it
-  // (A, C and a packed B together), and on the Zen 4 host those trees ran
-  // slower than the ones found under three quarters (docs/search.md).
-  t.l2_lines = FloorBudgetLines(caches.l2 / kLineBytes * 3 / 4);
-  // L3 likewise, a part of it set by the prices (CostParams::l3_share_pct):
+  // A part of L2, set by the prices (CostParams::l2_share_pct): what the
+  // search places there shares it with the lines streaming through (B panels
+  // from L3, the C blocks going back and forth) and with conflict misses.
+  t.l2_bytes = caches.l2;
+  // L3 likewise (CostParams::l3_share_pct):
   // with all of its per-core share, a model that hid L3's views under the
   // work packed the whole of 2048^3's B (16 MiB) there and streamed it for
   // every strip of rows (0.81x the tree found under three quarters on the
@@ -51,6 +49,7 @@ Target Target::Avx2(const CacheSizes& caches) {
 
 void Target::SetPrices(const CostParams& c) {
   cost = c;
+  l2_lines = FloorBudgetLines(l2_bytes / kLineBytes * cost.l2_share_pct / 100);
   l3_lines = FloorBudgetLines(l3_bytes / kLineBytes * cost.l3_share_pct / 100);
 }
 

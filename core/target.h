@@ -141,6 +141,17 @@ struct CostParams {
   // of those trees could not tell them apart (0.7-1.4x from round to
   // round), so ymm kernels keep the whole rate.
   int64_t l2_overlap_pct_zmm = 100;
+  // The per cent of the per-core L2 the search may fill (Target::l2_lines,
+  // rounded down onto the budget grid): the rest is for the lines streaming
+  // through (A's rows, B's rows on their way to a pack, C's blocks going back
+  // and forth) and for conflict misses. 75 where it was not measured: with
+  // all of it the search filled L2 with A, C and a packed B together, and on
+  // the Zen 4 host those trees ran slower (docs/search.md). On the Intel
+  // guest (2 MiB L2) three quarters let it pack 1.5 MiB of B there
+  // (128x768x3072: 512 columns) beside the rows of A it streams; half (its
+  // table says 50) ran AVX2 16x4096x4096 1.11x, 128x768x3072 1.07x and
+  // 2048^3 1.03x faster, one thread, paired picks (docs/calibration.md).
+  int64_t l2_share_pct = 75;
 
   int64_t Line(Level from, bool dense) const {
     return (dense ? line_dense : line_strided)[static_cast<int>(from)];
@@ -176,13 +187,16 @@ struct Target {
   // AVX-512 BF16 (vdpbf16ps): the dot kernel multiplies bf16 k-pairs in one
   // instruction. Only with AVX-512 (the runtime sets it from CPUID).
   bool bf16_dot = false;
-  // Cache budgets in lines: L1 and L3 rounded down to a power of two (48 KiB
-  // -> 512 lines), L2 three quarters of it rounded down onto the budget grid
-  // (core/spec.h; 1 MiB -> 12288 lines; Target::Avx2 says why).
+  // Cache budgets in lines: L1 rounded down to a power of two (48 KiB -> 512
+  // lines); L2 and L3 the prices' share of them rounded down onto the budget
+  // grid (core/spec.h; CostParams::l2_share_pct, l3_share_pct; 1 MiB at 75 %
+  // -> 12288 lines).
   int64_t l1_lines = 512;
   int64_t l2_lines = 8192;
   int64_t l3_lines = 131072;
-  // The per-core L3 share l3_lines is a part of (CostParams::l3_share_pct).
+  // The per-core L2 and L3 shares l2_lines and l3_lines are parts of
+  // (CostParams::l2_share_pct, l3_share_pct).
+  int64_t l2_bytes = 512 << 10;
   int64_t l3_bytes = 8 << 20;
   CostParams cost;
   // The price of one vector FMA, load or store of this ISA's width: an

@@ -347,6 +347,8 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   // whole trees, CostParams::l2_overlap_pct_zmm): the nearest table's too.
   m.l2_overlap_pct_zmm =
       NearestShipped(IdentityOf(cpu)).table->cost.l2_overlap_pct_zmm;
+  // And the share of L2 the search may fill (CostParams::l2_share_pct).
+  m.l2_share_pct = NearestShipped(IdentityOf(cpu)).table->cost.l2_share_pct;
 
   // The search's orders (ClampPrices) hold for the table it is given even
   // when a noisy run broke them; the fields raised are reported.

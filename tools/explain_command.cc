@@ -40,6 +40,7 @@ absl::StatusOr<Target> ExplainTarget(const std::string& isa) {
   t.l1_lines = host.l1_lines;
   t.l2_lines = host.l2_lines;
   t.l3_lines = host.l3_lines;
+  t.l2_bytes = host.l2_bytes;
   t.l3_bytes = host.l3_bytes;
   t.workers = host.workers;
   t.cost = host.cost;

@@ -140,6 +140,25 @@ TEST(PriceTableTest, L3BudgetIsThePricesShare) {
   EXPECT_EQ(ClampPrices(CostParams{.l3_share_pct = 400}).l3_share_pct, 100);
 }
 
+// The L2 budget likewise: three quarters by default, the prices' share when
+// they set one, rounded down onto the budget grid; left out of the text at
+// the default.
+TEST(PriceTableTest, L2BudgetIsThePricesShare) {
+  Target t = Target::Avx512({.l1d = 48 << 10, .l2 = 2 << 20, .l3 = 32 << 20});
+  EXPECT_EQ(t.l2_lines, (2 << 20) / 64 * 3 / 4);
+  CostParams half;
+  half.l2_share_pct = 50;
+  t.SetPrices(half);
+  EXPECT_EQ(t.l2_lines, (2 << 20) / 64 / 2);
+  EXPECT_EQ(t.MaxBudget().l2_lines, t.l2_lines);
+  EXPECT_THAT(CostParamsText(half), HasSubstr(" l2_share_pct=50"));
+  EXPECT_THAT(CostParamsText(CostParams{}), Not(HasSubstr("l2_share")));
+  t.SetPrices(CostParams{});
+  EXPECT_EQ(t.l2_lines, (2 << 20) / 64 * 3 / 4);
+  EXPECT_EQ(ClampPrices(CostParams{.l2_share_pct = 0}).l2_share_pct, 1);
+  EXPECT_EQ(ClampPrices(CostParams{.l2_share_pct = 400}).l2_share_pct, 100);
+}
+
 // A view from L2 into L1 beside zmm kernels streams at the table's share of
 // L2's rate; beside ymm kernels at all of it.
 TEST(PriceTableTest, L2OverlapShareAppliesToAvx512Targets) {
@@ -355,6 +374,7 @@ TEST(PriceTableTest, FingerprintChangesWithEveryPrice) {
   changed([](CostParams& c) { c.line_gl_run[4] += 1; });
   changed([](CostParams& c) { c.line_gl_far_panels += 1; });
   changed([](CostParams& c) { c.l3_share_pct = 50; });
+  changed([](CostParams& c) { c.l2_share_pct = 50; });
   // Every shipped table has its own.
   for (const PriceTable& t : ShippedPriceTables()) {
     Target s = base;
