@@ -43,8 +43,7 @@ bool KStepFromL2(const Spec& spec, int i, const TensorSpec& op, Level from) {
 int64_t ViewTraffic(const Spec& spec, int i, const TensorSpec& op,
                     Level from, int64_t line, int ways) {
   if (!KStepFromL2(spec, i, op, from)) return ways * op.Lines() * line;
-  const int64_t bytes = op.OuterExtent() * op.InnerExtent() *
-                        SizeOf(op.aux.dtype);
+  const int64_t bytes = op.Elements() * SizeOf(op.aux.dtype);
   return (ways * line * bytes + kLineBytes - 1) / kLineBytes;
 }
 

@@ -338,17 +338,15 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
       std::llround(static_cast<double>(m.line_dense[gl]) *
                    zen5.line_gl_far_panels / zen5.line_dense[gl]);
 
-  // The L3 share is not measured (what streams beside a buffer, and the
-  // neighbours on a shared host, are not this process's to time): the
-  // nearest shipped table's.
-  m.l3_share_pct =
-      NearestShipped(IdentityOf(cpu)).table->cost.l3_share_pct;
-  // Nor is the share of L2's rate a view gets beside the kernels (timed as
-  // whole trees, CostParams::l2_overlap_pct_zmm): the nearest table's too.
-  m.l2_overlap_pct_zmm =
-      NearestShipped(IdentityOf(cpu)).table->cost.l2_overlap_pct_zmm;
-  // And the share of L2 the search may fill (CostParams::l2_share_pct).
-  m.l2_share_pct = NearestShipped(IdentityOf(cpu)).table->cost.l2_share_pct;
+  // Not measured, the nearest shipped table's: the L3 share (what streams
+  // beside a buffer, and the neighbours on a shared host, are not this
+  // process's to time), and what was found by timing whole trees: the share
+  // of L2's rate a view gets beside the kernels (l2_overlap_pct_zmm) and the
+  // share of L2 the search may fill (l2_share_pct).
+  const CostParams& nearest = NearestShipped(IdentityOf(cpu)).table->cost;
+  m.l3_share_pct = nearest.l3_share_pct;
+  m.l2_overlap_pct_zmm = nearest.l2_overlap_pct_zmm;
+  m.l2_share_pct = nearest.l2_share_pct;
 
   // The search's orders (ClampPrices) hold for the table it is given even
   // when a noisy run broke them; the fields raised are reported.
