@@ -122,7 +122,8 @@ void EmitCopyPairs(Emitter& e, const Spec& s, std::span<const View> v) {
 // k = 1 or 2, with f32 FMAs on any target. Each vector of B's pairs (vw
 // dwords: row 2r of a column in the low word, row 2r + 1 in the high word)
 // is loaded once and split: row 2r is the dword shifted left 16, row 2r + 1
-// the dword shifted right 16 and back (k = 2 only). A partial last vector is
+// the dword with its low word cleared (an AND with a constant from memory;
+// k = 2 only). A partial last vector is
 // loaded under a mask (AVX-512 k1; AVX2 vmaskmovps, the mask in a scratch
 // register), so padding is never read. Two forms, whichever takes fewer
 // registers (WidenPairsScratch): B held (every vector of B widened first,
@@ -161,8 +162,11 @@ void EmitWidenPairs(Emitter& e, const Spec& s, std::span<const View> v) {
       e.vmaskmovps(vec(lo), Xbyak::Ymm(mask), b.At(0, j * vw));
     }
     if (s.k == 2) {
-      e.vpsrld(vec(hi), vec(lo), 16);
-      e.vpslld(vec(hi), vec(hi), 16);
+      if (avx512) {
+        e.vpandd(vec(hi), vec(lo), e.HighWords());
+      } else {
+        e.vpand(vec(hi), vec(lo), e.HighWords());
+      }
     }
     e.vpslld(vec(lo), vec(lo), 16);
   };

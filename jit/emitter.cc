@@ -221,6 +221,11 @@ void Emitter::EmitFunction(const ImplNode& root,
     L(alpha_table_);
     for (int i = 0; i < 16; ++i) dd(std::bit_cast<uint32_t>(*alpha_));
   }
+  if (uses_high_words_) {
+    align(64);
+    L(high_words_table_);
+    for (int i = 0; i < 16; ++i) dd(0xffff0000u);
+  }
 }
 
 void Emitter::Lower(const ImplNode& node, std::span<const View> views) {

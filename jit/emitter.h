@@ -164,6 +164,14 @@ class Emitter : public Xbyak::CodeGenerator {
     return ptr[rip + alpha_table_];
   }
 
+  // 64 bytes of 0xffff0000 dwords, from a table the function carries after
+  // its code (as the masks): a vector of bf16 k-pairs ANDed with it keeps
+  // each dword's high word, the odd row as f32 (widen_pairs).
+  Xbyak::Address HighWords() {
+    uses_high_words_ = true;
+    return ptr[rip + high_words_table_];
+  }
+
   // Sets vector register r to zero (vpxord for zmm: AVX512F only).
   void Zero(int r) {
     if (target_.f32_lanes == 16) {
@@ -188,6 +196,8 @@ class Emitter : public Xbyak::CodeGenerator {
   Xbyak::Label mask_table_;
   bool uses_masks_ = false;
   Xbyak::Label alpha_table_;
+  Xbyak::Label high_words_table_;
+  bool uses_high_words_ = false;
   std::optional<float> alpha_;
   Xbyak::Reg64 scratch_;
   int64_t scratch_top_ = 0;

@@ -23,8 +23,9 @@ namespace amarena {
 
 // The layouts tried, in order of preference on equal cost: B as given
 // (row-major), column-major, row panels of 16, 32, 64 and 128 columns (those
-// no wider than N rounded up to 16), and for bf16 on a target with
-// vdpbf16ps the same panels of k-pairs; each packed layout also in two
+// no wider than N rounded up to 16), and the same panels of k-pairs for a
+// bf16 B beside an f32 A (widen_pairs) or beside a bf16 A on a target with
+// vdpbf16ps; each packed layout also in two
 // sections where a section holds at least kMinSectionBytes; each in
 // canonical form and once (a B of one column is row- and column-major
 // alike). `spec` is a matmul with B plain row-major in GL.

@@ -118,6 +118,10 @@ void ViewOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
     for (Level to : kCacheLevels) {
       if (!Faster(to, from.level) || !t.WorthPlacing(to, lines)) continue;
       if (to == Level::kL3) continue;
+      // Rows that crowd more lines into an L1 set than it has ways evict
+      // each other on every pass of the loops below, so such a tile is no
+      // L1 view (a pack copies it into a dense buffer instead).
+      if (to == Level::kL1 && !s.Operand(i).Dense()) continue;
       TensorAux aux = from;
       aux.level = to;
       // The view's pitch is its parent's (WithoutLds).

@@ -48,6 +48,14 @@ TEST(WeightLayoutTest, CandidatesFollowTheTarget) {
   EXPECT_THAT(Names(WeightLayoutCandidates(*ParseSpec("matmul 8x64x100 f32"),
                                            Avx512Bf16())),
               ElementsAre("row", "col", "p16", "p32", "p64"));
+  // Beside an f32 A, widen_pairs reads k-pairs on either ISA.
+  const Spec mixed = *ParseSpec("matmul 1x2048x1024 f32*bf16->f32");
+  for (const Target& t : {Avx512Bf16(), Target::Avx2(kCaches)})
+    EXPECT_THAT(
+        Names(WeightLayoutCandidates(mixed, t)),
+        ElementsAre("row", "col", "p16", "p32", "p64", "p128", "p16x2",
+                    "p32x2", "p64x2", "p128x2", "p16s2", "p32s2", "p64s2",
+                    "p128s2", "p16x2s2", "p32x2s2", "p64x2s2", "p128x2s2"));
 }
 
 // Sections only where each holds kMinSectionBytes (2 MiB): 2048 x 1024 bf16
