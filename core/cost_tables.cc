@@ -126,13 +126,15 @@ PriceTable XeonAmx() {
   // zmm loads and stores at 2 and 1 a cycle against 3 and 2 for ymm.
   c.load_zmm = 3;
   c.store_zmm = 6;
-  c.stream_prefetch = 0;
   // Found by timing whole trees, one thread, paired picks against the
-  // picks without (docs/calibration.md): half of L2 for the search
+  // picks without (docs/calibration.md): the broadcast kernel's stream
+  // prefetches (f32 1x2048x16384 1.24x AVX-512, 1.40x AVX2; calibrate's
+  // emulation reads 1.045x, under its margin), half of L2 for the search
   // (CostParams::l2_share_pct), and L1's fills from L2 beside zmm kernels
   // at two thirds of L2's streaming rate (l2_overlap_pct_zmm, as on Zen 4):
   // without it, half of L2 made 128x768x3072 keep C in 3x128 register tiles
   // streaming B's rows from L2 (0.87x); with it, 1.24x that.
+  c.stream_prefetch = 1;
   c.l2_share_pct = 50;
   c.l2_overlap_pct_zmm = 65;
   return {.label = "xeon-amx-vm",

@@ -91,13 +91,14 @@ inline constexpr int kNumKernels = static_cast<int>(KernelId::kWidenPairs) + 1;
 // from memory, one prefetcht0 per 64 bytes of the row it reads now, on hosts
 // whose prices keep stream prefetches (CostParams::stream_prefetch: the Zen 4
 // guest runs these kernels 1.3-1.6x faster without them):
-// - a plain bf16 B whose rows are at least kPrefetchMinPitch bytes apart
-//   (each row its own DRAM stream, which the hardware prefetchers pick up
-//   late: the vector-matrix schedules walk short pieces of many rows),
+// - a plain B (f32 or bf16) whose rows are at least kPrefetchMinPitch bytes
+//   apart (each row its own DRAM stream, which the hardware prefetchers pick
+//   up late: the vector-matrix schedules walk short pieces of many rows),
 //   kPrefetchRows rows ahead. Eight rows is one k-block of those schedules;
 //   measured on 1x2048x16384 with AVX2: 13.6 GFLOP/s without, 25.6 with 8
-//   rows, 23.7 with 16, 16.0 with 32.
-// - a packed B whose panels are at least kPrefetchMinPanel bytes long (a
+//   rows, 23.7 with 16, 16.0 with 32 (bf16, Zen 5); f32 on the Intel Xeon
+//   guest, AVX-512: 7.6 without, 9.5 with 8, 6.8 with 16, 5.6 with 32.
+// - a packed bf16 B whose panels are at least kPrefetchMinPanel bytes long (a
 //   pre-packed matrix read panel after panel, not a buffer the search packed
 //   into a cache), kPrefetchPanelBytes ahead within the panel. A sequential
 //   stream reaches DRAM's rate only with more misses in flight than the

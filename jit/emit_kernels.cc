@@ -15,24 +15,24 @@ namespace {
 
 using Xbyak::Xmm;
 
-// Prefetches what the broadcast kernel will read of a bf16 B later when B
-// streams from memory (core/kernels.h, kPrefetchRows, kPrefetchPanelBytes):
-// one prefetcht0 per 64 bytes of the `n` elements it reads now. Only where
-// the host's table says prefetching a stream pays
+// Prefetches what the broadcast kernel will read of B later when B streams
+// from memory (core/kernels.h, kPrefetchRows, kPrefetchPanelBytes): one
+// prefetcht0 per 64 bytes of the `n` elements (`es` bytes each) it reads
+// now. Only where the host's table says prefetching a stream pays
 // (CostParams::stream_prefetch).
-void PrefetchStreamedB(Emitter& e, const View& b, int64_t n, int vw) {
+void PrefetchStreamedB(Emitter& e, const View& b, int64_t n, int vw, int es) {
   if (vw == 1 || e.target().cost.stream_prefetch == 0) return;
   int64_t rows_ahead = 0, step = 64;
   if (b.panel_axis == Axis::kNone && b.row_stride >= kPrefetchMinPitch) {
     rows_ahead = kPrefetchRows;
-  } else if (b.panel_run >= kPrefetchMinPanel) {
+  } else if (es == 2 && b.panel_run >= kPrefetchMinPanel) {
     rows_ahead = (kPrefetchPanelBytes + b.row_stride - 1) / b.row_stride;
     // Across panels each is its own run.
-    if (b.panel_axis == Axis::kCols) step = std::min<int64_t>(64, 2 * b.panel);
+    if (b.panel_axis == Axis::kCols) step = std::min<int64_t>(64, es * b.panel);
   }
   if (rows_ahead == 0) return;
-  for (int64_t byte = 0; byte < 2 * n; byte += step) {
-    const int64_t off = b.Offset(rows_ahead, byte / 2);
+  for (int64_t byte = 0; byte < es * n; byte += step) {
+    const int64_t off = b.Offset(rows_ahead, byte / es);
     if (off == static_cast<int32_t>(off))
       e.prefetcht0(e.ptr[b.base + static_cast<int32_t>(off)]);
   }
@@ -52,7 +52,7 @@ void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
   const bool a_bf16 = s.aux[0].dtype == DType::kBF16;
   const bool b_bf16 = s.aux[1].dtype == DType::kBF16;
   const int mask = b_bf16 ? -1 : MaybeMaskReg(e, s.n, vw);
-  if (b_bf16) PrefetchStreamedB(e, b, s.n, vw);
+  PrefetchStreamedB(e, b, s.n, vw, b_bf16 ? 2 : 4);
   std::vector<int> bregs;
   for (int64_t j = 0; j < nv; ++j) {
     int r = e.AllocVreg();

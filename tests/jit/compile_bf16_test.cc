@@ -158,6 +158,18 @@ TEST_P(Bf16Test, PrefetchesOnlyLongStreams) {
   // 100 rows x 32 bf16: 6.4 KiB panels.
   EXPECT_EQ(listing("matmul 3x100x2053 bf16*bf16->f32 b=p32").find("prefetch"),
             std::string::npos);
+  // A plain f32 B whose rows are 64 KiB apart (the vector-matrix trees read
+  // it straight from memory): prefetched where the prices keep them; one of
+  // 256-byte rows (a cache-sized matrix) never; nor f32 panels, long as
+  // they may be.
+  EXPECT_NE(listing("matmul 1x2048x16384 f32").find("prefetcht0"),
+            std::string::npos);
+  EXPECT_EQ(listing("matmul 1x2048x16384 f32", 0).find("prefetch"),
+            std::string::npos);
+  EXPECT_EQ(listing("matmul 1x300x64 f32").find("prefetch"),
+            std::string::npos);
+  EXPECT_EQ(listing("matmul 1x2048x16384 f32 b=p32").find("prefetch"),
+            std::string::npos);
   // Column-major: 4 KiB columns are one stream, 200-byte ones are not.
   EXPECT_NE(
       listing("matmul 1x2048x512 bf16*bf16->f32 b=col").find("prefetcht0"),
