@@ -140,9 +140,10 @@ std::optional<PeakRate> WidenPairsRate(const Spec& s, const Target& t) {
 // m * k * ceil(n/vw) FMAs, and the split of each B vector: a shift per k
 // (k = 2: a shift and an AND), each priced as an FMA slot, which it takes on
 // Intel (shifts and ANDs issue to the FMA ports); against ceil(n/vw) + m * k
-// loads. Two uops against one widen's two for broadcast_fma, where Intel's
-// zero-extension runs beside the FMAs: paired B at M = 64 on AVX2 ran 0.91x
-// the cast-packed f32 tree when they were priced a widen per two uops.
+// loads. (broadcast_fma's widen, a zero-extension and a shift, is one slot:
+// Intel runs the zero-extension on a port beside the FMAs.) Priced a slot
+// per two split uops, paired B at M = 64 on AVX2 ran 0.91x the cast-packed
+// f32 tree that this price keeps.
 int64_t WidenPairsCost(const Spec& s, const Target& t) {
   const int64_t nv = VectorsPerRow(s);
   const int64_t fmas = s.m * s.k * nv, split_uops = s.k * nv;

@@ -123,13 +123,13 @@ void EmitCopyPairs(Emitter& e, const Spec& s, std::span<const View> v) {
 // dwords: row 2r of a column in the low word, row 2r + 1 in the high word)
 // is loaded once and split: row 2r is the dword shifted left 16, row 2r + 1
 // the dword with its low word cleared (an AND with a constant from memory;
-// k = 2 only). A partial last vector is
-// loaded under a mask (AVX-512 k1; AVX2 vmaskmovps, the mask in a scratch
-// register), so padding is never read. Two forms, whichever takes fewer
-// registers (WidenPairsScratch): B held (every vector of B widened first,
-// then per row of A one vbroadcastss per k and one FMA per vector of C's
-// row), or A held (its m * k elements broadcast first, then each vector of B
-// widened in turn and FMAed into every row of C).
+// k = 2 only). A partial last vector is loaded under a mask (AVX-512 k1;
+// AVX2 vmaskmovps, the mask in a scratch register), so padding is never
+// read. Two forms, whichever takes fewer registers (WidenPairsScratch): B
+// held (every vector of B widened first, then per row of A one vbroadcastss
+// per k and one FMA per vector of C's row), or A held (its m * k elements
+// broadcast first, then each vector of B widened in turn and FMAed into
+// every row of C).
 void EmitWidenPairs(Emitter& e, const Spec& s, std::span<const View> v) {
   const View &a = v[0], &b = v[1], &c = v[2];
   AMARENA_JIT_CHECK(s.k <= 2 && c.vw >= 8 && s.alpha == 1.0f);

@@ -19,9 +19,9 @@ std::vector<Spec> WeightLayoutCandidates(const Spec& spec, const Target& t) {
   Spec col = spec;
   col.aux[1].layout = Order::kColMajor;
   add(col);
-  // k-pair panels serve vdpbf16ps beside a bf16 A, and widen_pairs
-  // (shifts, then f32 FMAs; both ISAs) beside an f32 A, which vdpbf16ps
-  // would round.
+  // k-pair panels serve vdpbf16ps beside a bf16 A, and widen_pairs (a
+  // shift and an AND, then f32 FMAs; both ISAs) beside an f32 A, which
+  // vdpbf16ps would round.
   const DType a = spec.aux[0].dtype;
   const bool pairs = spec.aux[1].dtype == DType::kBF16 && spec.k > 1 &&
                      (a == DType::kF32 || (a == DType::kBF16 && t.bf16_dot));

@@ -9,9 +9,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "search/rewrites/registry.h"
+#include "tests/search/rewrites/offered.h"
 
 namespace amarena {
 namespace {
+
+using ::amarena::testing::Offered;
 
 using ::testing::UnorderedElementsAre;
 
@@ -20,16 +23,6 @@ Target TwoWorkers() {
       Target::Avx2(CacheSizes{.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20});
   t.workers = 2;
   return t;
-}
-
-std::set<std::string> Offered(const std::string& text, const Target& t) {
-  absl::StatusOr<Spec> s = ParseSpec(text);
-  EXPECT_TRUE(s.ok()) << text;
-  std::set<std::string> out;
-  if (!s.ok()) return out;
-  for (const Candidate& c : EnumerateCandidates(t.Bind(*s), t))
-    out.insert(Describe(c.action));
-  return out;
 }
 
 TEST(BatchLoopTest, ABatchIsOfferedOnlyItsLoops) {

@@ -7,19 +7,12 @@
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
 #include "search/rewrites/registry.h"
+#include "tests/search/rewrites/offered.h"
 
 namespace amarena {
 namespace {
 
-std::set<std::string> Offered(const std::string& text, const Target& t) {
-  absl::StatusOr<Spec> s = ParseSpec(text);
-  EXPECT_TRUE(s.ok()) << text;
-  std::set<std::string> out;
-  if (!s.ok()) return out;
-  for (const Candidate& c : EnumerateCandidates(t.Bind(*s), t))
-    out.insert(Describe(c.action));
-  return out;
-}
+using ::amarena::testing::Offered;
 
 bool OffersL1ViewOfA(const std::string& text, const Target& t) {
   for (const std::string& d : Offered(text, t))
