@@ -48,12 +48,27 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Times run(count) with count doubled until one run lasts min_run_ns (the
-// first, short runs double as warm-up), then returns the median over `reps`
-// runs of the nanoseconds per unit of count.
-double MedianNsPerCount(const CalibrationOptions& o,
-                        const std::function<void(int64_t)>& run,
-                        int64_t count = 1) {
+// The first quartile (of 7: the second least). What the core does per cycle
+// is only ever slowed by what else runs (an interrupt, a neighbour in L2),
+// so the low end is the figure; the least alone would be one lucky run.
+double LowQuartile(std::vector<double> v) {
+  const size_t i = (v.size() - 1) / 4;
+  std::nth_element(v.begin(), v.begin() + i, v.end());
+  return v[i];
+}
+
+// Cycles per unit of count of run(count). Count is doubled until one run
+// lasts min_run_ns (the first, short runs double as warm-up); then each of
+// `reps` runs is bracketed by two short add chains that time the clock it ran
+// at, and its cycles are its nanoseconds over their cycle's; the result is
+// the first quartile of those. A clock that moves during a calibration (a
+// turbo step) moves a run and its brackets alike: with one clock read at the
+// start and applied to every run after it, the dense L2 line of the Intel
+// Xeon guest read 1.52-1.79 cycles from one calibration to the next. Every
+// bracket's nanoseconds per cycle are appended to `clock_ns`.
+double CyclesPerCount(const CalibrationOptions& o,
+                            const std::function<void(int64_t)>& run,
+                            int64_t count, std::vector<double>& clock_ns) {
   const int64_t min_run_ns = static_cast<int64_t>(o.min_run_seconds * 1e9);
   while (true) {
     int64_t start = ThreadNs();
@@ -61,13 +76,30 @@ double MedianNsPerCount(const CalibrationOptions& o,
     if (ThreadNs() - start >= min_run_ns) break;
     count *= 2;
   }
-  std::vector<double> ns(std::max(1, o.reps));
-  for (double& t : ns) {
+  auto add_ns = [](int64_t iters) {
+    int64_t start = ThreadNs();
+    AddChain(iters);
+    return static_cast<double>(ThreadNs() - start) /
+           static_cast<double>(iters * kAddsPerIter);
+  };
+  // Brackets of about a quarter of a run each.
+  int64_t iters = 1 << 10;
+  while (add_ns(iters) * static_cast<double>(iters * kAddsPerIter) <
+         0.25 * static_cast<double>(min_run_ns))
+    iters *= 2;
+  std::vector<double> cycles(std::max(1, o.reps));
+  for (double& c : cycles) {
+    const double before = add_ns(iters);
     int64_t start = ThreadNs();
     run(count);
-    t = static_cast<double>(ThreadNs() - start) / static_cast<double>(count);
+    const double ns = static_cast<double>(ThreadNs() - start) /
+                      static_cast<double>(count);
+    const double after = add_ns(iters);
+    clock_ns.push_back(before);
+    clock_ns.push_back(after);
+    c = ns / (0.5 * (before + after));
   }
-  return Median(std::move(ns));
+  return LowQuartile(std::move(cycles));
 }
 
 // 2 MiB-aligned (so transparent huge pages can back it) and written once, so
@@ -200,25 +232,25 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
         "cannot calibrate: no working set of at least ", least >> 20,
         " MiB could be allocated for the DRAM measurements"));
 
-  // 1. The clock, then FMAs in cycles. The core is kept busy for
+  // 1. FMAs in cycles. The core is kept busy for
   // kClockWarmNs first: without it, one calibration in four on the Zen 4
   // host read 2.5 GHz where the others read 2.84 (a core not yet at speed),
   // and every price in cycles came out 12 % low.
   for (const int64_t until = ThreadNs() + kClockWarmNs; ThreadNs() < until;)
     AddChain(1 << 12);
-  c.ghz = kAddsPerIter / MedianNsPerCount(o, AddChain, 1 << 12);
-  auto cycles = [&](double ns) { return ns * c.ghz; };
-  const double ymm_ns = MedianNsPerCount(o, YmmFmas, 1 << 12) / kYmmChains;
-  c.fma_ymm_per_cycle = 1 / cycles(ymm_ns);
-  c.ghz_from_fma = 1 / ymm_ns / 2;
-  c.fma_latency_cycles = cycles(MedianNsPerCount(o, YmmFmaChain, 1 << 14));
+  std::vector<double> clock_ns;
+  auto cycles_per = [&](const std::function<void(int64_t)>& run,
+                        int64_t count = 1) {
+    return CyclesPerCount(o, run, count, clock_ns);
+  };
+  c.fma_ymm_per_cycle = kYmmChains / cycles_per(YmmFmas, 1 << 12);
+  c.fma_latency_cycles = cycles_per(YmmFmaChain, 1 << 14);
   if (cpu.avx512f)
-    c.fma_zmm_per_cycle =
-        1 / cycles(MedianNsPerCount(o, ZmmFmas, 1 << 12) / kZmmChains);
+    c.fma_zmm_per_cycle = kZmmChains / cycles_per(ZmmFmas, 1 << 12);
 
   // 2. L1 loads and stores.
   auto ops_per_cycle = [&](auto loop) {
-    return 1 / cycles(MedianNsPerCount(o, loop, 1024) / kOpsPerIter);
+    return kOpsPerIter / cycles_per(loop, 1024);
   };
   c.loads_per_cycle = ops_per_cycle([&](int64_t n) { L1Loads(buf->p, n); });
   c.stores_per_cycle = ops_per_cycle([&](int64_t n) { L1Stores(buf->p, n); });
@@ -238,19 +270,18 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
     r.bytes = sets[i];
     const size_t lines = static_cast<size_t>(sets[i]) / kLine;
     r.dense_cycles =
-        cycles(MedianNsPerCount(
-            o, [&](int64_t n) { DensePasses(buf->p, lines, n); })) /
+        cycles_per([&](int64_t n) { DensePasses(buf->p, lines, n); }) /
         static_cast<double>(lines);
     // Every set is a power-of-two multiple of one panel (16 KiB).
     const size_t panels = std::min(lines / kPanelRows, kPanelsPerRow);
     const size_t bands = lines / (kPanelRows * panels);
     r.strided_cycles =
-        cycles(MedianNsPerCount(o,
-                                [&](int64_t n) {
-                                  StridedPasses(buf->p, bands, panels, n);
-                                })) /
+        cycles_per([&](int64_t n) { StridedPasses(buf->p, bands, panels, n); }) /
         static_cast<double>(lines);
   }
+  // The clock: the median of every bracket's.
+  c.ghz = 1 / Median(clock_ns);
+  c.ghz_from_fma = c.ghz * c.fma_ymm_per_cycle / 2;
 
   // 4. DRAM runs: a matrix of 32 KiB rows, the whole DRAM set up to 256 MiB
   // (and at least twice L3). A set of only twice L3 streamed partly from L3
@@ -280,9 +311,15 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   const double seq_ns = Median(pass_ns[0]);
   c.dram_sequential_gbps =
       static_cast<double>(rows * pitch * sizeof(float)) / seq_ns;
-  for (size_t i = 1; i < run_floats.size(); ++i)
+  // Each length's share of the sequential rate in the same round, then the
+  // median over rounds: a neighbour's load weighs on a round's passes alike.
+  for (size_t i = 1; i < run_floats.size(); ++i) {
+    std::vector<double> pct;
+    for (size_t r = 0; r < pass_ns[i].size(); ++r)
+      pct.push_back(100 * pass_ns[0][r] / pass_ns[i][r]);
     c.dram_runs.emplace_back(CostParams::kDramRunBytes[i - 1],
-                             100 * seq_ns / Median(pass_ns[i]));
+                             Median(std::move(pct)));
+  }
   c.dram_run_bytes = HalfRateRun(c.dram_runs);
 
   // 5. Prefetching a stream: the same matrix read as the vector-matrix

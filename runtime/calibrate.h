@@ -8,9 +8,11 @@
 // Runs on the calling thread, pinned to the CPU it is on while it measures
 // (its affinity is restored afterwards). Allocates up to about 1 GiB for the
 // DRAM working set (half as much, then a quarter, if that fails). Each
-// figure is the median of `reps` timed runs of at least `min_run_seconds`
-// (the DRAM run lengths: of `dram_rounds` interleaved rounds), timed in the
-// thread's CPU time so that waiting for a shared core is not counted.
+// figure in cycles is the first quartile over `reps` timed runs of at least
+// `min_run_seconds`, each run's time over the clock measured just before and
+// after it; the DRAM run lengths are medians over `dram_rounds` interleaved
+// rounds. All timed in the thread's CPU time, so that waiting for a shared
+// core is not counted.
 #ifndef AMARENA_RUNTIME_CALIBRATE_H_
 #define AMARENA_RUNTIME_CALIBRATE_H_
 
@@ -37,9 +39,10 @@ inline constexpr int64_t kBlockRunBytes = 512;
 inline constexpr double kPrefetchGain = 1.1;
 
 struct Calibration {
-  // The core clock, from a chain of dependent register adds (one cycle each
-  // on every x86-64 core), and the clock one would infer
-  // from the ymm FMA rate assuming two FMAs per cycle, for comparison.
+  // The core clock, from chains of dependent register adds (one cycle each
+  // on every x86-64 core) timed around every measurement (their median), and
+  // the clock one would infer from the ymm FMA rate assuming two FMAs per
+  // cycle, for comparison.
   double ghz = 0;
   double ghz_from_fma = 0;
   // Vector FMAs per cycle (independent chains), 0 for a width the CPU lacks;
