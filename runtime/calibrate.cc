@@ -36,7 +36,8 @@ int64_t NowNs() {
 // The calling thread's CPU time: what it ran, not what other processes ran
 // while it waited for the core (the machines this runs on are often shared;
 // short runs timed this way mostly fall between two preemptions, and the
-// median drops the rest). Cache and memory contention still show.
+// figures below keep the typical or the fastest runs). Cache and memory
+// contention still show.
 int64_t ThreadNs() {
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -48,59 +49,75 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// The first quartile (of 7: the second least). What the core does per cycle
-// is only ever slowed by what else runs (an interrupt, a neighbour in L2),
-// so the low end is the figure; the least alone would be one lucky run.
-double LowQuartile(std::vector<double> v) {
-  const size_t i = (v.size() - 1) / 4;
-  std::nth_element(v.begin(), v.begin() + i, v.end());
-  return v[i];
-}
+// Times runs in cycles of the clock they ran at. Each timed run is bracketed
+// by two chains of dependent adds (one cycle each) that time the clock just
+// before and just after it, and its cycles are its nanoseconds over the
+// faster bracket's nanoseconds per cycle (an interrupt can only slow a
+// bracket). So a clock that moves during a calibration (a turbo step) moves a
+// run and its brackets alike: timed against one clock read at the start
+// instead, the dense L2 line of the Intel Xeon guest read 1.52-1.79 cycles
+// from one calibration to the next, and 1.59-1.65 bracketed.
+class CycleTimer {
+ public:
+  explicit CycleTimer(const CalibrationOptions& o)
+      : min_run_ns_(static_cast<int64_t>(o.min_run_seconds * 1e9)),
+        reps_(std::max(1, o.reps)) {
+    // Brackets of a quarter of a run or more.
+    while (ChainNs(chain_iters_) < min_run_ns_ / 4) chain_iters_ *= 2;
+  }
 
-// Cycles per unit of count of run(count). Count is doubled until one run
-// lasts min_run_ns (the first, short runs double as warm-up); then each of
-// `reps` runs is bracketed by two short add chains that time the clock it ran
-// at, and its cycles are its nanoseconds over their cycle's; the result is
-// the first quartile of those. A clock that moves during a calibration (a
-// turbo step) moves a run and its brackets alike: with one clock read at the
-// start and applied to every run after it, the dense L2 line of the Intel
-// Xeon guest read 1.52-1.79 cycles from one calibration to the next. Every
-// bracket's nanoseconds per cycle are appended to `clock_ns`.
-double CyclesPerCount(const CalibrationOptions& o,
-                            const std::function<void(int64_t)>& run,
-                            int64_t count, std::vector<double>& clock_ns) {
-  const int64_t min_run_ns = static_cast<int64_t>(o.min_run_seconds * 1e9);
-  while (true) {
-    int64_t start = ThreadNs();
-    run(count);
-    if (ThreadNs() - start >= min_run_ns) break;
-    count *= 2;
-  }
-  auto add_ns = [](int64_t iters) {
-    int64_t start = ThreadNs();
-    AddChain(iters);
-    return static_cast<double>(ThreadNs() - start) /
-           static_cast<double>(iters * kAddsPerIter);
+  // Per unit of count: the first quartile of the runs' cycles (of 7, the
+  // second least; of 4 or fewer, the least), and that run's nanoseconds. What
+  // the core does per cycle is only ever slowed by what else runs (an
+  // interrupt, a neighbour in a shared cache), so the low end is the figure,
+  // and the second least of 7 is not one lucky run.
+  struct Figure {
+    double cycles = 0;
+    double ns = 0;
   };
-  // Brackets of about a quarter of a run each.
-  int64_t iters = 1 << 10;
-  while (add_ns(iters) * static_cast<double>(iters * kAddsPerIter) <
-         0.25 * static_cast<double>(min_run_ns))
-    iters *= 2;
-  std::vector<double> cycles(std::max(1, o.reps));
-  for (double& c : cycles) {
-    const double before = add_ns(iters);
-    int64_t start = ThreadNs();
-    run(count);
-    const double ns = static_cast<double>(ThreadNs() - start) /
-                      static_cast<double>(count);
-    const double after = add_ns(iters);
-    clock_ns.push_back(before);
-    clock_ns.push_back(after);
-    c = ns / (0.5 * (before + after));
+
+  // run(count) with count doubled until one run lasts min_run_seconds (the
+  // first, short runs double as warm-up), then timed `reps` times.
+  Figure PerCount(const std::function<void(int64_t)>& run, int64_t count) {
+    while (true) {
+      const int64_t start = ThreadNs();
+      run(count);
+      if (ThreadNs() - start >= min_run_ns_) break;
+      count *= 2;
+    }
+    const double adds = static_cast<double>(chain_iters_ * kAddsPerIter);
+    std::vector<std::pair<double, double>> runs;  // (cycles, ns) per count
+    for (int rep = 0; rep < reps_; ++rep) {
+      const double before = static_cast<double>(ChainNs(chain_iters_)) / adds;
+      const int64_t start = ThreadNs();
+      run(count);
+      const double ns =
+          static_cast<double>(ThreadNs() - start) / static_cast<double>(count);
+      const double after = static_cast<double>(ChainNs(chain_iters_)) / adds;
+      ns_per_cycle_.push_back(before);
+      ns_per_cycle_.push_back(after);
+      runs.emplace_back(ns / std::min(before, after), ns);
+    }
+    const size_t i = (runs.size() - 1) / 4;
+    std::nth_element(runs.begin(), runs.begin() + i, runs.end());
+    return {runs[i].first, runs[i].second};
   }
-  return LowQuartile(std::move(cycles));
-}
+
+  // The clock: the median over every bracket so far.
+  double Ghz() const { return 1 / Median(ns_per_cycle_); }
+
+ private:
+  static int64_t ChainNs(int64_t iters) {
+    const int64_t start = ThreadNs();
+    AddChain(iters);
+    return ThreadNs() - start;
+  }
+
+  int64_t min_run_ns_;
+  int reps_;
+  int64_t chain_iters_ = 1 << 10;
+  std::vector<double> ns_per_cycle_;
+};
 
 // 2 MiB-aligned (so transparent huge pages can back it) and written once, so
 // every page is mapped before anything is timed.
@@ -232,18 +249,20 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
         "cannot calibrate: no working set of at least ", least >> 20,
         " MiB could be allocated for the DRAM measurements"));
 
-  // 1. FMAs in cycles. The core is kept busy for
-  // kClockWarmNs first: without it, one calibration in four on the Zen 4
-  // host read 2.5 GHz where the others read 2.84 (a core not yet at speed),
-  // and every price in cycles came out 12 % low.
+  // 1. FMAs in cycles. The core is kept busy for kClockWarmNs first, so that
+  // it runs at speed from the first timed run: without that, one calibration
+  // in four on the Zen 4 host read the clock at 2.5 GHz where the others read
+  // 2.84.
   for (const int64_t until = ThreadNs() + kClockWarmNs; ThreadNs() < until;)
     AddChain(1 << 12);
-  std::vector<double> clock_ns;
+  CycleTimer timer(o);
   auto cycles_per = [&](const std::function<void(int64_t)>& run,
-                        int64_t count = 1) {
-    return CyclesPerCount(o, run, count, clock_ns);
+                        int64_t count) {
+    return timer.PerCount(run, count).cycles;
   };
-  c.fma_ymm_per_cycle = kYmmChains / cycles_per(YmmFmas, 1 << 12);
+  const CycleTimer::Figure ymm = timer.PerCount(YmmFmas, 1 << 12);
+  c.fma_ymm_per_cycle = kYmmChains / ymm.cycles;
+  c.ghz_from_fma = kYmmChains / ymm.ns / 2;
   c.fma_latency_cycles = cycles_per(YmmFmaChain, 1 << 14);
   if (cpu.avx512f)
     c.fma_zmm_per_cycle = kZmmChains / cycles_per(ZmmFmas, 1 << 12);
@@ -270,18 +289,17 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
     r.bytes = sets[i];
     const size_t lines = static_cast<size_t>(sets[i]) / kLine;
     r.dense_cycles =
-        cycles_per([&](int64_t n) { DensePasses(buf->p, lines, n); }) /
+        cycles_per([&](int64_t n) { DensePasses(buf->p, lines, n); }, 1) /
         static_cast<double>(lines);
     // Every set is a power-of-two multiple of one panel (16 KiB).
     const size_t panels = std::min(lines / kPanelRows, kPanelsPerRow);
     const size_t bands = lines / (kPanelRows * panels);
     r.strided_cycles =
-        cycles_per([&](int64_t n) { StridedPasses(buf->p, bands, panels, n); }) /
+        cycles_per([&](int64_t n) { StridedPasses(buf->p, bands, panels, n); },
+                   1) /
         static_cast<double>(lines);
   }
-  // The clock: the median of every bracket's.
-  c.ghz = 1 / Median(clock_ns);
-  c.ghz_from_fma = c.ghz * c.fma_ymm_per_cycle / 2;
+  c.ghz = timer.Ghz();
 
   // 4. DRAM runs: a matrix of 32 KiB rows, the whole DRAM set up to 256 MiB
   // (and at least twice L3). A set of only twice L3 streamed partly from L3
@@ -290,8 +308,8 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   // Zen 4 host, and every run's percentage of it moved by a third. Each
   // round reads the matrix once at every run length, sequentially first, so
   // a neighbour's load that comes and goes weighs on all of them alike; a
-  // length's figure is its median over the rounds (the first round, a
-  // warm-up, is dropped).
+  // length's figure is the median over the rounds of its share of the
+  // sequential rate in the round (the first round, a warm-up, is dropped).
   const size_t pitch = static_cast<size_t>(c.dram_row_bytes) / sizeof(float);
   const size_t rows = static_cast<size_t>(
       std::min<int64_t>(dram, std::max<int64_t>(int64_t{256} << 20,
@@ -311,8 +329,6 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   const double seq_ns = Median(pass_ns[0]);
   c.dram_sequential_gbps =
       static_cast<double>(rows * pitch * sizeof(float)) / seq_ns;
-  // Each length's share of the sequential rate in the same round, then the
-  // median over rounds: a neighbour's load weighs on a round's passes alike.
   for (size_t i = 1; i < run_floats.size(); ++i) {
     std::vector<double> pct;
     for (size_t r = 0; r < pass_ns[i].size(); ++r)

@@ -10,8 +10,8 @@
 // DRAM working set (half as much, then a quarter, if that fails). Each
 // figure in cycles is the first quartile over `reps` timed runs of at least
 // `min_run_seconds`, each run's time over the clock measured just before and
-// after it; the DRAM run lengths are medians over `dram_rounds` interleaved
-// rounds. All timed in the thread's CPU time, so that waiting for a shared
+// after it; the DRAM run lengths and the prefetched stream are medians over
+// `dram_rounds` interleaved rounds. All timed in the thread's CPU time, so that waiting for a shared
 // core is not counted.
 #ifndef AMARENA_RUNTIME_CALIBRATE_H_
 #define AMARENA_RUNTIME_CALIBRATE_H_
@@ -40,9 +40,9 @@ inline constexpr double kPrefetchGain = 1.1;
 
 struct Calibration {
   // The core clock, from chains of dependent register adds (one cycle each
-  // on every x86-64 core) timed around every measurement (their median), and
-  // the clock one would infer from the ymm FMA rate assuming two FMAs per
-  // cycle, for comparison.
+  // on every x86-64 core) timed around every run measured in cycles (their
+  // median), and the clock one would infer from the ymm FMA runs' rate
+  // assuming two FMAs per cycle, for comparison.
   double ghz = 0;
   double ghz_from_fma = 0;
   // Vector FMAs per cycle (independent chains), 0 for a width the CPU lacks;
