@@ -11,8 +11,8 @@
 // figure in cycles is the first quartile over `reps` timed runs of at least
 // `min_run_seconds`, each run's time over the clock measured just before and
 // after it; the DRAM run lengths and the prefetched stream are medians over
-// `dram_rounds` interleaved rounds. All timed in the thread's CPU time, so that waiting for a shared
-// core is not counted.
+// `dram_rounds` interleaved rounds. All are timed in the thread's CPU time,
+// so that waiting for a shared core is not counted.
 #ifndef AMARENA_RUNTIME_CALIBRATE_H_
 #define AMARENA_RUNTIME_CALIBRATE_H_
 

@@ -1,12 +1,9 @@
 // The moves (search/rewrites/moves.cc): an L1 view is offered only for a
 // tile whose rows do not crowd more lines into an L1 set than
 // Layout::kDenseRows, which would evict each other on every pass.
-#include <set>
 #include <string>
 
-#include "core/spec_text.h"
 #include "gtest/gtest.h"
-#include "search/rewrites/registry.h"
 #include "tests/search/rewrites/offered.h"
 
 namespace amarena {
