@@ -133,6 +133,24 @@ inline constexpr int64_t kPrefetchPanelBytes = 4096;
 // 1689 / 1801; M = 2 1682 / 1948; M = 4 2280 / 1969.
 inline constexpr int kPairPrefetchRows = 32;
 inline constexpr int kPairPrefetchMinRows = 4;
+// An accumulating register tile over a k loop of at least kLateOutputMinK
+// steps, whose C was viewed into L1 from L3 or memory, does not load C before
+// the loop: it starts from zero, prefetches C's lines (prefetcht0, one per 64
+// bytes of each row and the row's last element) and adds C to the sum once
+// the loop is done (jit/emitter.cc, AddsOutputLate). The loop hides the
+// latency of C, a miss whenever the tile was last touched a k block ago. The
+// model charges the tile as before (a load and a store per vector, the
+// view's lines). Intel Xeon guest, one thread, paired runs of the same tree
+// with and without (`amarena run`, 5 rounds, medians): AVX2 2048^3, the
+// search's pick 0.97-0.99x the time; a Goto-ordered hand tree (split k 256,
+// B packed in L3, tile m 256, A in L2, 16-column panels of B in L1, 6x16
+// tiles) 0.74x, which then runs 0.975x the pick's time without the rule;
+// AVX-512 2048^3 0.97-1.03x in three runs, the other suite shapes within 1 %
+// (docs/benchmarks.md). From L2 (16x4096x4096, 32-step k blocks) it ran
+// 1.03-1.04x slower: the load it replaces hits L2, the prefetches only add
+// uops, and the add waits at the end. A one-row tile's C is one run of
+// lines, which its loads request together and the stream prefetchers follow.
+inline constexpr int64_t kLateOutputMinK = 64;
 // Longest dot product one kernel unrolls, in vectors.
 inline constexpr int64_t kMaxDotVectors = 32;
 // Unrolled store sequences longer than this are left to loops.

@@ -361,7 +361,13 @@ void Emitter::LowerLoop(const ImplNode& node, std::span<const View> views) {
 void Emitter::LowerAlloc(const ImplNode& node, std::span<const View> views) {
   const AllocInfo& a = node.how.alloc;
   if (a.kind == AllocKind::kView) {  // a cache view changes the Spec, not code
+    // Where an output viewed in L1 was before (AddsOutputLate).
+    const bool output = a.operand == node.spec.OutputIndex() &&
+                        a.to.level == Level::kL1;
+    const Level was = output_from_;
+    if (output) output_from_ = node.spec.aux[a.operand].level;
     Lower(*node.children[0], views);
+    output_from_ = was;
     return;
   }
   if (a.kind == AllocKind::kBuffer) return LowerBuffer(node, views);
@@ -377,19 +383,58 @@ void Emitter::LowerAlloc(const ImplNode& node, std::span<const View> views) {
   for (auto it = reg.regs.rbegin(); it != reg.regs.rend(); ++it) FreeVreg(*it);
 }
 
+bool Emitter::AddsOutputLate(const ImplNode& node, const View& mem,
+                             const View& reg) const {
+  const AllocInfo& a = node.how.alloc;
+  if (a.kind != AllocKind::kRegisters || !a.prologue || !a.epilogue ||
+      node.spec.kind != Kind::kMatmulAccum || node.spec.k < kLateOutputMinK ||
+      reg.rows < 2 || !Faster(Level::kL2, output_from_))
+    return false;
+  // The prologue is a plain load of whole f32 vectors, each one run of
+  // consecutive elements in memory.
+  const ImplNode& load = *node.children[0];
+  return load.how.type == NodeType::kKernel &&
+         load.how.kernel == KernelId::kVectorLoad && reg.vw > 1 &&
+         reg.cols % reg.vw == 0 && mem.col_stride == 4 &&
+         mem.panel_axis == Axis::kNone &&
+         node.spec.aux[a.operand].dtype == DType::kF32;
+}
+
 void Emitter::LowerAllocChildren(const ImplNode& node,
                                  std::span<const View> views,
                                  const View& moved) {
   const AllocInfo& a = node.how.alloc;
   const View& from = views[a.operand];
+  const bool late = AddsOutputLate(node, from, moved);
   size_t child = 0;
-  if (a.prologue) {
+  if (late) {
+    // A line per 16 floats of each row, and the row's last element: where
+    // the row starts within a line is only known at run time.
+    constexpr int64_t kLineFloats = kLineBytes / 4;
+    for (int64_t i = 0; i < moved.rows; ++i) {
+      for (int64_t j = 0; j < moved.cols; j += kLineFloats)
+        prefetcht0(from.At(i, j));
+      if ((moved.cols - 1) % kLineFloats != 0)
+        prefetcht0(from.At(i, moved.cols - 1));
+      for (int64_t j = 0; j < moved.cols; j += moved.vw) {
+        const Xbyak::Xmm v = VecW(moved.Reg(i, j), moved.vw);
+        vxorps(v, v, v);
+      }
+    }
+    ++child;  // the load, which the adds below take the place of
+  } else if (a.prologue) {
     View io[] = {from, moved};
     Lower(*node.children[child++], io);
   }
   std::vector<View> inner(views.begin(), views.end());
   inner[a.operand] = moved;
   Lower(*node.children[child++], inner);
+  if (late)
+    for (int64_t i = 0; i < moved.rows; ++i)
+      for (int64_t j = 0; j < moved.cols; j += moved.vw) {
+        const Xbyak::Xmm v = VecW(moved.Reg(i, j), moved.vw);
+        vaddps(v, v, from.At(i, j));
+      }
   if (a.epilogue) {
     View io[] = {moved, from};
     Lower(*node.children[child++], io);

@@ -191,8 +191,15 @@ class Emitter : public Xbyak::CodeGenerator {
   // replaced by `moved` in the body.
   void LowerAllocChildren(const ImplNode& node, std::span<const View> views,
                           const View& moved);
+  // Whether the register tile `reg` of `node` (an Alloc to registers) adds
+  // its C from memory `mem` late (core/kernels.h, kLateOutputMinK).
+  bool AddsOutputLate(const ImplNode& node, const View& mem,
+                      const View& reg) const;
 
   Target target_;
+  // The level the output was viewed into L1 from, in the subtree being
+  // lowered (kL1 outside any such view).
+  Level output_from_ = Level::kL1;
   Xbyak::Label mask_table_;
   bool uses_masks_ = false;
   Xbyak::Label alpha_table_;

@@ -4,8 +4,10 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "core/kernels.h"
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
+#include "jit/disassemble.h"
 #include "runtime/host.h"
 #include "search/search.h"
 #include "tests/testing/check_kernel.h"
@@ -46,6 +48,48 @@ TEST_P(CompileTest, OddAndEdgeShapes) {
     for (int64_t k : {1, 7, 13, 64, 100})
       for (int64_t n : dims)
         EXPECT_TRUE(KernelMatchesReference(Rt(), Spec::Matmul(m, k, n)));
+}
+
+// A register tile of an accumulating C over k blocks of kLateOutputMinK or
+// more, viewed into L1 from memory, starts from zero, prefetches C and adds it
+// after the k loop (core/kernels.h); over shorter blocks, for one row, or with
+// C viewed from L2, it loads C first. Each matches the reference.
+TEST_P(CompileTest, AccumulatingTilesAddTheirOutputLate) {
+  if (!jit::Disassemble(nullptr, 0).ok()) GTEST_SKIP() << "built without Zydis";
+  const int64_t lanes = GetParam() == Isa::kAvx512 ? 16 : 8;
+  struct Case {
+    int64_t m, k_block;
+    const char* c_in_l2;  // "" or a view of C into L2 first
+    bool late;
+  };
+  for (const Case c : {Case{6, kLateOutputMinK, "", true},
+                       Case{6, kLateOutputMinK / 4, "", false},
+                       Case{1, kLateOutputMinK, "", false},
+                       Case{6, kLateOutputMinK, "view 2 l2;", false}}) {
+    // C too big for L1 (rows of 128 vectors), tiled to 2-vector columns; B's
+    // rows, a page apart, packed.
+    const std::string text = absl::StrCat("matmul ", 2 * c.m, "x",
+                                          2 * kLateOutputMinK, "x",
+                                          128 * lanes, " f32");
+    const std::string decisions = absl::StrCat(
+        "to-accum;*;", c.c_in_l2, "split k ", c.k_block, ";tile n ",
+        2 * lanes, ";view 0 l1;pack 1 l1 p", 2 * lanes, ";*;tile m ", c.m,
+        ";view 2 l1;regs 2 vrf v", lanes, ";*;*;*");
+    absl::StatusOr<KernelPtr> k = Rt().GetScheduled(text, decisions);
+    ASSERT_TRUE(k.ok()) << text << ": " << decisions << ": " << k.status();
+    EXPECT_TRUE(KernelMatchesReference(*k, (*k)->spec())) << decisions;
+    absl::StatusOr<std::unique_ptr<CompiledKernel>> code =
+        Compile((*k)->impl(), *Rt().target(), "late_output");
+    ASSERT_TRUE(code.ok()) << code.status();
+    absl::StatusOr<std::string> listing =
+        jit::Disassemble((*code)->code(), (*code)->code_size());
+    ASSERT_TRUE(listing.ok()) << listing.status();
+    EXPECT_EQ(listing->find("prefetcht0") != std::string::npos, c.late)
+        << decisions << "\n" << *listing;
+    // The add reads C from memory: "vaddps ymm0, ymm0, [rsi]".
+    EXPECT_EQ(listing->find("vaddps") != std::string::npos, c.late)
+        << decisions << "\n" << *listing;
+  }
 }
 
 TEST_P(CompileTest, IssueShapes) {
