@@ -302,10 +302,21 @@ int FidelityCommand(const FidelityOptions& opt) {
            !pick.rounds.empty() &&
            m.rounds.front() > opt.slow * pick.rounds.front();
   };
-  for (int r = 0; r < rounds; ++r)
-    for (Measured& m : all)
+  // The first round times the pick first (too_slow compares with it); the
+  // others go in an order shuffled by --seed, so that no tree always runs
+  // right after the same one (in a fixed order the pick always followed the
+  // last random tree).
+  std::vector<size_t> order(all.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::mt19937_64 shuffle(opt.seed);
+  for (int r = 0; r < rounds; ++r) {
+    if (r > 0) std::shuffle(order.begin(), order.end(), shuffle);
+    for (size_t i : order) {
+      Measured& m = all[i];
       if (m.status == "ok" && (r == 0 || !too_slow(m)))
         TimeRound(sets, topt, m);
+    }
+  }
   for (size_t i = 0; i < all.size(); ++i) {
     Measured& m = all[i];
     m.kernel.reset();
