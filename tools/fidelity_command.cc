@@ -138,7 +138,8 @@ CLI::App* AddFidelityCommand(CLI::App& app, FidelityOptions* opt) {
                    "the nodes whose decisions vary: the first this many "
                    "levels of the best tree (2)")
       ->check(CLI::Range(1, 1000));
-  fid_cmd->add_option("--seed", opt->seed, "random trees and inputs (1)");
+  fid_cmd->add_option("--seed", opt->seed,
+                      "random trees, inputs and the order of rounds (1)");
   fid_cmd->add_option("--json", opt->json, "write the report as JSON to FILE");
   fid_cmd->add_option("--ms", opt->ms, "timing budget per tree in ms (200)")
       ->check(CLI::Range(0.0, 1e6));
