@@ -145,7 +145,7 @@ inline constexpr int kPairPrefetchMinRows = 4;
 // search's pick 0.97-0.99x the time; a Goto-ordered hand tree (split k 256,
 // B packed in L3, tile m 256, A in L2, 16-column panels of B in L1, 6x16
 // tiles) 0.74x, which then runs 0.975x the pick's time without the rule;
-// AVX-512 2048^3 0.97-1.03x in three runs, the other suite shapes within 1 %
+// AVX-512 2048^3 0.97-1.03x in three runs, the other suite shapes within 2 %
 // (docs/benchmarks.md). From L2 (16x4096x4096, 32-step k blocks) it ran
 // 1.03-1.04x slower: the load it replaces hits L2, the prefetches only add
 // uops, and the add waits at the end. A one-row tile's C is one run of
