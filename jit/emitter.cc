@@ -416,11 +416,8 @@ void Emitter::LowerAllocChildren(const ImplNode& node,
         prefetcht0(from.At(i, j));
       if ((moved.cols - 1) % kLineFloats != 0)
         prefetcht0(from.At(i, moved.cols - 1));
-      for (int64_t j = 0; j < moved.cols; j += moved.vw) {
-        const Xbyak::Xmm v = VecW(moved.Reg(i, j), moved.vw);
-        vxorps(v, v, v);
-      }
     }
+    for (int r : moved.regs) Zero(r);
     ++child;  // the load, which the adds below take the place of
   } else if (a.prologue) {
     View io[] = {from, moved};
