@@ -35,6 +35,26 @@ bool Scaled(const Spec& s) { return s.alpha != 1.0f; }
 // measured.
 int64_t WidenCost(const Target& t) { return t.FmaPrice(); }
 
+// Vectors of `lanes` read or written along the rows of a memory tile whose
+// rows are unaligned (Layout::UnalignedRows) straddle two lines: a 64-byte
+// one nearly always, a 32-byte one half the time. Each is priced half of
+// `slot` (a load's or a store's), added to the kernel's throughput bound:
+// on the Intel guest a 64³ product whose B rows start 4 bytes apart within
+// a line ran 5-7 % slower than dense (about a third of a zmm load slot per
+// vector), 2.5-6 % with AVX2 (half a ymm slot per vector), and as fast
+// with B packed. An estimate from those runs, not calibrated. Half a slot
+// is rounded up per vector, so a tile's accesses cost no less for being
+// split into smaller kernels. Only whole vectors count: a masked tail may
+// end before the line does, and a lone element (a 1x1 tile, whose layout
+// says nothing of its matrix) never straddles.
+int64_t SplitVectorCost(const TensorSpec& mem, int64_t vectors, int lanes,
+                        int64_t slot) {
+  if (lanes == 1 ||
+      !mem.layout().UnalignedRows(mem.rows, mem.cols, SizeOf(mem.aux.dtype)))
+    return 0;
+  return vectors * ((slot + 1) / 2);
+}
+
 // A memory tile whose columns can be read vw at a time by one vector access:
 // row-major, not interleaved in k-pairs, and no vector straddles two panels.
 // A last partial vector per row is read or written under a mask (full-width
@@ -53,6 +73,11 @@ bool RegisterTileOk(const TensorSpec& r, const Target& t) {
   return r.aux.level == Level::kVRF &&
          (vw == 1 || vw == t.f32_lanes || (vw == 8 && t.f32_lanes > 8)) &&
          (r.cols % vw == 0 || vw == t.f32_lanes);
+}
+
+// A register tile's vectors but the partial one ending each row.
+int64_t WholeVectors(const TensorSpec& r) {
+  return r.rows * (r.cols / r.aux.vector_width);
 }
 
 // Whether a register tile's rows end in a partial vector.
@@ -133,7 +158,9 @@ int64_t BroadcastFmaCost(const Spec& s, const Target& t) {
     loads += c.cols % c.aux.vector_width;
   const int64_t scale = Scaled(s) ? std::min(s.m, nv) : 0;
   return std::max((fmas + scale) * t.FmaPrice() + widen * WidenCost(t),
-                  loads * t.LoadPrice());
+                  loads * t.LoadPrice()) +
+         SplitVectorCost(s.Operand(1), s.n / c.aux.vector_width,
+                         c.aux.vector_width, t.LoadPrice());
 }
 // Scratch: B's vectors and the broadcast; a bf16 B's AVX2 tail is gathered
 // into its own register, so no mask register.
@@ -217,7 +244,10 @@ std::optional<PeakRate> NoRate(const Spec&, const Target&) {
   return std::nullopt;
 }
 int64_t MemZeroCost(const Spec& s, const Target& t) {
-  return MemZeroStores(s.Operand(0), t.f32_lanes) * t.StorePrice();
+  const TensorSpec o = s.Operand(0);
+  const int64_t vectors = o.OuterExtent() * (o.InnerExtent() / t.f32_lanes);
+  return MemZeroStores(o, t.f32_lanes) * t.StorePrice() +
+         SplitVectorCost(o, vectors, t.f32_lanes, t.StorePrice());
 }
 
 // --- kVectorLoad / kVectorStore
@@ -248,26 +278,36 @@ bool VectorStoreApplies(const Spec& s, const Target& t) {
   return MoveApplies(s, t, Level::kVRF, Level::kL1);
 }
 int64_t VectorLoadCost(const Spec& s, const Target& t) {
-  return s.Operand(1).Registers() * t.LoadPrice();
+  const TensorSpec r = s.Operand(1);
+  return r.Registers() * t.LoadPrice() +
+         SplitVectorCost(s.Operand(0), WholeVectors(r), r.aux.vector_width,
+                         t.LoadPrice());
 }
 int64_t VectorStoreCost(const Spec& s, const Target& t) {
   TensorSpec r = s.Operand(0);
-  if (!Masked(r)) return r.Registers() * t.StorePrice();
-  return r.rows *
-         ((r.Registers() / r.rows - 1) * t.StorePrice() + MaskedStoreCost(t));
+  const int64_t split = SplitVectorCost(s.Operand(1), WholeVectors(r),
+                                        r.aux.vector_width, t.StorePrice());
+  if (!Masked(r)) return r.Registers() * t.StorePrice() + split;
+  return r.rows * ((r.Registers() / r.rows - 1) * t.StorePrice() +
+                   MaskedStoreCost(t)) +
+         split;
 }
 
 // --- kCopy ------------------------------------------------------------------
 // Move between two L1 tiles (the inner step of a packing copy). Whole vectors
 // where both tiles are contiguous along the same dimension and no vector
 // straddles a panel, single elements otherwise; one scratch register.
-int64_t CopyOps(const Spec& s, int lanes) {
+// The whole vectors it copies, and all its operations (vectors and single
+// elements).
+int64_t CopyVectors(const Spec& s, int lanes) {
   TensorSpec src = s.Operand(0), dst = s.Operand(1);
-  if (!src.layout().SameWalk(dst.layout())) return s.m * s.n;
-  bool vec =
-      src.layout().WholeVectors(lanes) && dst.layout().WholeVectors(lanes);
-  int64_t inner = src.InnerExtent();
-  return src.OuterExtent() * (vec ? inner / lanes + inner % lanes : inner);
+  if (!src.layout().SameWalk(dst.layout()) ||
+      !src.layout().WholeVectors(lanes) || !dst.layout().WholeVectors(lanes))
+    return 0;
+  return src.OuterExtent() * (src.InnerExtent() / lanes);
+}
+int64_t CopyOps(const Spec& s, int lanes) {
+  return s.m * s.n - CopyVectors(s, lanes) * (lanes - 1);
 }
 // f32 -> f32, bf16 -> bf16, the cast bf16 -> f32, and f32 -> bf16 (a bf16
 // C's f32 buffer written back, rounded to nearest even).
@@ -296,12 +336,16 @@ int CopyMostScratch(const Spec& s, const Target&) {
 }
 // Narrowing: eight integer uops per vector (the rounding bias, the shift and
 // the pack), priced as three widens.
+// Vector copies of unaligned rows split as vector loads and stores do.
 int64_t CopyCost(const Spec& s, const Target& t) {
   const bool cast = s.aux[0].dtype != s.aux[1].dtype;
-  return CopyOps(s, t.f32_lanes) *
-         (std::max(t.LoadPrice(), t.StorePrice()) + (Narrows(s) ? 3 * WidenCost(t)
-                                                 : cast     ? WidenCost(t)
-                                                            : 0));
+  const int lanes = t.f32_lanes;
+  const int64_t vectors = CopyVectors(s, lanes);
+  return CopyOps(s, lanes) *
+             (std::max(t.LoadPrice(), t.StorePrice()) +
+              (Narrows(s) ? 3 * WidenCost(t) : cast ? WidenCost(t) : 0)) +
+         SplitVectorCost(s.Operand(0), vectors, lanes, t.LoadPrice()) +
+         SplitVectorCost(s.Operand(1), vectors, lanes, t.StorePrice());
 }
 
 }  // namespace kernels_internal

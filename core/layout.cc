@@ -196,6 +196,9 @@ std::string Layout::Text() const {
                               : std::string(Name(order_));
   if (spread_ != 0)
     absl::StrAppend(&t, t.empty() ? "" : ",", "sets", 1 << (spread_ - 1));
+  if (align_ != 0)
+    absl::StrAppend(&t, t.empty() ? "" : ",",
+                    align_ == 2 ? "unaligned" : "aligned");
   return t;
 }
 
@@ -229,6 +232,31 @@ Layout Layout::AsTileOf(int64_t rows, int64_t cols, int64_t es) const {
   if (packed()) return *this;
   Layout l = WithLd(0);
   l.spread_ = static_cast<uint8_t>(SetSpread(rows, cols, es) + 1);
+  l.align_ = UnalignedRows(rows, cols, es) ? 2 : 1;
+  return l;
+}
+
+namespace {
+
+// What a plain (rows x cols) matrix's own pitch says of its rows.
+bool OwnPitchUnaligned(const Layout& l, int64_t rows, int64_t cols,
+                       int64_t es) {
+  return l.OuterExtent(rows, cols) > 1 &&
+         l.Pitch(rows, cols) * es % Layout::kAlignBytes != 0;
+}
+
+}  // namespace
+
+bool Layout::UnalignedRows(int64_t rows, int64_t cols, int64_t es) const {
+  if (packed()) return false;
+  if (align_ != 0) return align_ == 2;
+  return OwnPitchUnaligned(*this, rows, cols, es);
+}
+
+Layout Layout::WithUnalignedRows(bool unaligned) const {
+  AMARENA_CHECK(!packed());
+  Layout l = *this;
+  l.align_ = unaligned ? 2 : 1;
   return l;
 }
 
@@ -255,7 +283,7 @@ bool Layout::Dense(int64_t rows, int64_t cols, int64_t es) const {
   return per_set <= kDenseRows;
 }
 
-Layout Layout::Canonical(int64_t rows, int64_t cols) const {
+Layout Layout::Canonical(int64_t rows, int64_t cols, int64_t es) const {
   if (rows == 1 && cols == 1) return Layout();
   Layout l = *this;
   // Sections order panels: a tile of at most one panel has no order.
@@ -273,6 +301,11 @@ Layout Layout::Canonical(int64_t rows, int64_t cols) const {
   // A set spread means nothing to panels, nor to a tile of few enough rows
   // that any pitch leaves it dense.
   if (l.packed() || OuterExtent(rows, cols) <= kDenseRows) l.spread_ = 0;
+  // A stored alignment only where the own pitch would say otherwise (tiles
+  // only shrink, and each AsTileOf stores what its parent says); none for
+  // panels.
+  if (l.packed() || (l.align_ == 2) == OwnPitchUnaligned(l, rows, cols, es))
+    l.align_ = 0;
   return l;
 }
 

@@ -156,12 +156,14 @@ class Layout {
     return order_ == o.order_ && pairs_ == o.pairs_;
   }
 
-  // The canonical layout of a (rows x cols) matrix in memory: 1 x 1 is plain
-  // row-major; sections need two panels or more; a packed matrix that is a
-  // single run of at most one panel (one outer row, not paired) is plain; a
-  // leading dimension equal to the inner extent, or of one outer row, is
-  // none (dense).
-  Layout Canonical(int64_t rows, int64_t cols) const;
+  // The canonical layout of a (rows x cols) matrix of `es`-byte elements in
+  // memory: 1 x 1 is plain row-major; sections need two panels or more; a
+  // packed matrix that is a single run of at most one panel (one outer row,
+  // not paired) is plain; a leading dimension equal to the inner extent, or
+  // of one outer row, is none (dense); a stored set spread only above
+  // kDenseRows outer rows, a stored alignment only where it differs from
+  // the own pitch's (UnalignedRows).
+  Layout Canonical(int64_t rows, int64_t cols, int64_t es) const;
 
   // --- Addressing ----------------------------------------------------------
   // Element offset of (i, j) in a (rows x cols) matrix.
@@ -181,9 +183,10 @@ class Layout {
     return row_major() ? rows : cols;
   }
   // 64-byte lines touched by a tile of `es`-byte elements when it is a view
-  // of a larger matrix. Plain: each outer row starts a new line (alignment
-  // is not modelled), so a leading dimension changes nothing here. Packed: each panel's rows are adjacent, so a panel is
-  // one run. Paired: a stored row holds 2 rows of the tile, so rows count in
+  // of a larger matrix. Plain: each outer row starts a new line (the line an
+  // unaligned row spills into is not counted), so a leading dimension
+  // changes nothing here. Packed: each panel's rows are adjacent, so a panel
+  // is one run. Paired: a stored row holds 2 rows of the tile, so rows count in
   // pairs and each element takes twice its bytes.
   int64_t Lines(int64_t rows, int64_t cols, int64_t es) const;
   // Whether the tile streams from memory well: packed panels (long runs), or
@@ -214,15 +217,41 @@ class Layout {
   // 1 + the stored set spread; 0 when none is stored.
   int spread_code() const { return spread_; }
   // This layout as a tile of a (rows x cols) matrix in it sees it: no leading
-  // dimension, and the matrix's set spread (a plain layout only).
+  // dimension, and the matrix's set spread and rows' alignment (a plain
+  // layout only).
   Layout AsTileOf(int64_t rows, int64_t cols, int64_t es) const;
-  // Plain with the given set spread (0 to kMaxSpread) stored; without one.
+  // Plain with the given set spread (0 to kMaxSpread) stored.
   Layout WithSpread(int spread) const;
-  Layout WithoutSpread() const {
+  // Without what a tile stores of its matrix's pitch (set spread, rows'
+  // alignment): what an action says of a layout it moves an operand to.
+  Layout WithoutTileFacts() const {
     Layout l = *this;
     l.spread_ = 0;
+    l.align_ = 0;
     return l;
   }
+
+  // --- Rows' alignment ------------------------------------------------------
+  // A vector access that straddles two lines costs more than one within a
+  // line (core/kernels.cc, SplitVectorCost). The rows of a plain matrix whose
+  // pitch is not a multiple of kAlignBytes start at other offsets within a
+  // line than its first row does (assumed aligned), so most vectors read
+  // along them straddle two: its rows are *unaligned*. A 64-byte load
+  // 32 bytes into a line (a pitch of 72 floats) ran as fast as an aligned
+  // one on the Intel guest; 4-, 8- and 16-byte offsets did not (64³, B's
+  // pitch 71, 66, 68 floats: 1.05-1.07x, 1.03x, 1.025x the dense time).
+  // Like the set spread, a tile stores its matrix's fact (AsTileOf) where
+  // it differs from what the tile's own dense pitch would say, and keeps it
+  // down to one row (a row of an unaligned matrix is, but for one in
+  // kLineBytes / gcd, unaligned) and to one column (a masked vector read
+  // along it straddles lines too). Panels are aligned (buffers start on a
+  // line, panels are whole vectors).
+  static constexpr int kAlignBytes = 32;
+  bool UnalignedRows(int64_t rows, int64_t cols, int64_t es) const;
+  // Plain with the rows' alignment stored (true: unaligned).
+  Layout WithUnalignedRows(bool unaligned) const;
+  // 0 when none is stored, 1 aligned, 2 unaligned.
+  int align_code() const { return align_; }
   // Bytes of each contiguous run of a plain tile (one row, or one column).
   int64_t RunBytes(int64_t rows, int64_t cols, int64_t es) const {
     return InnerExtent(rows, cols) * es;
@@ -275,7 +304,7 @@ class Layout {
   template <typename H>
   friend H AbslHashValue(H h, const Layout& l) {
     return H::combine(std::move(h), l.order_, l.panel_, l.pairs_, l.sections_,
-                      l.ld_, l.spread_);
+                      l.ld_, l.spread_, l.align_);
   }
 
  private:
@@ -285,6 +314,7 @@ class Layout {
   uint8_t sections_ = 0;  // S > 1: panels dealt round S sections; 0: not
   uint32_t ld_ = 0;       // plain: outer rows ld_ apart; 0: dense
   uint8_t spread_ = 0;    // plain tile: 1 + its set spread; 0: its own pitch
+  uint8_t align_ = 0;     // plain tile: 1 rows aligned, 2 not; 0: own pitch
 };
 
 // Copies a (rows x cols) matrix of `es`-byte elements from one layout into

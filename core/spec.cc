@@ -101,11 +101,14 @@ std::array<uint64_t, kPackedWords> PackProblem(const Spec& s) {
   // has.
   const uint64_t alpha =
       std::bit_cast<uint32_t>(s.alpha) ^ std::bit_cast<uint32_t>(1.0f);
-  // Set spreads (3 bits each) above alpha's 32.
-  const uint64_t spreads =
-      static_cast<uint64_t>(s.aux[0].layout.spread_code()) << 32 |
-      static_cast<uint64_t>(s.aux[1].layout.spread_code()) << 35 |
-      static_cast<uint64_t>(s.aux[2].layout.spread_code()) << 38;
+  // Set spreads (3 bits each) above alpha's 32, then the rows' alignments
+  // (2 bits each).
+  uint64_t spreads = 0;
+  for (int i = 0; i < 3; ++i)
+    spreads |= static_cast<uint64_t>(s.aux[i].layout.spread_code())
+                   << (32 + 3 * i) |
+               static_cast<uint64_t>(s.aux[i].layout.align_code())
+                   << (41 + 2 * i);
   return {static_cast<uint64_t>(s.m) | static_cast<uint64_t>(s.k) << 31 |
               static_cast<uint64_t>(s.kind) << 62,
           static_cast<uint64_t>(s.n) | static_cast<uint64_t>(s.b) << 31 |
@@ -129,7 +132,9 @@ Spec Canonical(Spec s) {
     TensorSpec t = s.Operand(i);
     TensorAux& a = s.aux[i];
     a.layout =
-        a.level == Level::kVRF ? Layout() : a.layout.Canonical(t.rows, t.cols);
+        a.level == Level::kVRF
+            ? Layout()
+            : a.layout.Canonical(t.rows, t.cols, SizeOf(a.dtype));
     if (a.level != Level::kVRF) a.vector_width = 0;
   }
   for (int i = 0; i < 3; ++i) {

@@ -158,7 +158,8 @@ struct Spec {
 // dimensions and batch strides are below 2^31, a vector width or a panel
 // width below 2^11; words 3 to 5 hold the leading dimensions and the batch
 // strides plus one, word 6 alpha's bits xor 1.0f's in its low half and the
-// operands' set spreads (Layout::spread_code) above, so words 3 to 5 and the
+// operands' set spreads and rows' alignments (Layout::spread_code,
+// align_code) above, so words 3 to 5 and the
 // low half of 6 are zero when all operands are dense and alpha is 1); equal
 // exactly when the
 // canonical Specs without their budgets are equal.

@@ -177,6 +177,7 @@ absl::Status Parser::ParseOperand(absl::string_view name,
   Order order = a.layout.order();
   Layout panels = a.layout.WithOrder(Order::kRowMajor);
   std::optional<int> spread;
+  std::optional<bool> unaligned;
   for (absl::string_view p : absl::StrSplit(props, ',')) {
     if (auto l = ParseLevel(p)) {
       a.level = *l;
@@ -196,6 +197,8 @@ absl::Status Parser::ParseOperand(absl::string_view name,
       absl::StatusOr<int> sp = Layout::ParseSpread(p);
       if (!sp.ok()) return Error(sp.status().message());
       spread = *sp;
+    } else if (p == "aligned" || p == "unaligned") {
+      unaligned = p == "unaligned";
     } else if (p == "any") {
       return Error(
           absl::StrCat("property 'any' of operand ", name,
@@ -204,7 +207,8 @@ absl::Status Parser::ParseOperand(absl::string_view name,
     } else {
       return Error(absl::StrCat("property '", p, "' of operand ", name,
                                 " is unknown, must be gl, l3, l2, l1, vrf, "
-                                "row, col, pN, pNx2, pNsS, pNx2sS, setsN or vN"));
+                                "row, col, pN, pNx2, pNsS, pNx2sS, setsN, aligned, "
+                                "unaligned or vN"));
     }
   }
   if (panels.in_sections() && order != Order::kRowMajor)
@@ -222,6 +226,13 @@ absl::Status Parser::ParseOperand(absl::string_view name,
                                 " is packed and has a set spread, must be "
                                 "plain to have one"));
     a.layout = a.layout.WithSpread(*spread);
+  }
+  if (unaligned) {
+    if (a.layout.packed())
+      return Error(absl::StrCat("operand ", name,
+                                " is packed and says its rows' alignment, "
+                                "must be plain to say it"));
+    a.layout = a.layout.WithUnalignedRows(*unaligned);
   }
   if (a.layout.packed() && a.level == Level::kVRF)
     return Error(absl::StrCat("operand ", name,

@@ -160,10 +160,10 @@ struct CostParams {
   // shortest run's price below 64 B, the dense price from kDramRowBytes on.
   int64_t RunLine(int64_t bytes) const;
 };
-inline constexpr int kCostModelVersion = 15;
+inline constexpr int kCostModelVersion = 16;
 // Versions what the generator makes of a tree (the search space, the JIT):
 // part of every cache key and of the on-disk database's identity.
-inline constexpr int kGeneratorVersion = 11;
+inline constexpr int kGeneratorVersion = 12;
 
 struct CacheSizes {
   int64_t l1d = 32 << 10;

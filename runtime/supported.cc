@@ -37,14 +37,15 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
       return absl::InvalidArgumentError(absl::StrCat(
           "cannot create kernel for ", PrintSpec(s), ": operand ", names[i],
           " is in ", Name(s.aux[i].level), ", must be in gl"));
-    // A set spread describes a tile of a larger matrix (core/layout.h); an
-    // operand's own pitch says it (ld=).
-    if (s.aux[i].layout.spread_code() != 0)
+    // A set spread and a rows' alignment describe a tile of a larger matrix
+    // (core/layout.h); an operand's own pitch says both (ld=).
+    const Layout& l = s.aux[i].layout;
+    if (l.spread_code() != 0 || l.align_code() != 0)
       return absl::InvalidArgumentError(absl::StrCat(
           "cannot create kernel for ", PrintSpec(s), ": operand ", names[i],
-          " has a set spread (", s.aux[i].layout.Text(),
-          "), which only the search's tiles carry; give its pitch as ld",
-          names[i], "= instead"));
+          l.spread_code() != 0 ? " has a set spread (" : " says its rows' alignment (",
+          l.Text(), "), which only the search's tiles carry; give its pitch "
+          "as ld", names[i], "= instead"));
     // A matmul's B may come pre-packed in row-major panels (weights packed
     // once, read by many calls); other packed operands occur only inside
     // programs.

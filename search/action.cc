@@ -19,9 +19,10 @@ Action ActionOf(const Expansion& e) {
       a.kind = ActionKind::kMove;
       a.operand = e.alloc.operand;
       // A descriptor says where and how an operand moves, not its set
-      // spread (the Spec it applies to knows the pitch).
+      // spread nor its rows' alignment (the Spec it applies to knows the
+      // pitch).
       a.to = e.alloc.to;
-      a.to.layout = a.to.layout.WithoutSpread();
+      a.to.layout = a.to.layout.WithoutTileFacts();
       a.alloc = e.alloc.kind;
       break;
     case NodeType::kKernel:

@@ -370,8 +370,13 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
   // its composed bound, for the key's later solves under less budget.
   if (reuse_bounds_ && !had_prior && info.bounds < 0) {
     PriorBounds p{.budget = *s.budget, .entries = {}};
+    // Not a loop whose remainder follows its body: the remainder's cost is
+    // the body's best tree re-applied, and under less budget the body's
+    // best may change to one whose remainder costs less, so such a
+    // candidate may cost less there than here.
     for (size_t i = 0; i < cands.size(); ++i)
-      if (tried[i].known > tried[i].composed)
+      if (tried[i].known > tried[i].composed &&
+          !RemainderFollows(cands[i].expansion))
         p.entries.emplace_back(cands[i].action, tried[i].known);
     info.bounds = static_cast<int32_t>(prior_.size());
     prior_bytes_ += static_cast<int64_t>(

@@ -191,6 +191,50 @@ TEST(LayoutTest, DenseWhenTheRowsFitTheSets) {
   EXPECT_TRUE(Layout(kCol).AsTileOf(128, 64, 4).Dense(64, 64, 4));
 }
 
+TEST(LayoutTest, RowsAreUnalignedWhenThePitchIsNotAMultipleOf32Bytes) {
+  // A matrix's own pitch: its row, or its leading dimension.
+  EXPECT_FALSE(Layout(kRow).UnalignedRows(64, 64, 4));             // 256 B
+  EXPECT_TRUE(Layout(kRow).UnalignedRows(100, 100, 4));            // 400 B
+  EXPECT_FALSE(Layout(kRow).WithLd(72).UnalignedRows(64, 64, 4));  // 288 B
+  EXPECT_TRUE(Layout(kRow).WithLd(71).UnalignedRows(64, 64, 4));
+  EXPECT_TRUE(Layout(kRow).WithLd(68).UnalignedRows(64, 64, 4));  // 272 B
+  EXPECT_FALSE(Layout(kRow).UnalignedRows(64, 16, 2));  // bf16, 32 B
+  EXPECT_TRUE(Layout(kCol).UnalignedRows(7, 64, 4));    // columns 28 B
+  // One row starts where the matrix does; panels are aligned; rows of one
+  // element are 4 bytes apart, and a (masked) vector read along each
+  // straddles lines as one along a longer row does.
+  EXPECT_FALSE(Layout(kRow).UnalignedRows(1, 7, 4));
+  EXPECT_FALSE(Layout::Panels(kRow, 7).UnalignedRows(64, 64, 4));
+  EXPECT_TRUE(Layout(kRow).UnalignedRows(64, 1, 4));
+  // A tile keeps its matrix's fact, down to one row: a 6x64 tile of a
+  // matrix 71 floats wide, and a row of it; a 6x7 tile of an aligned one.
+  const Layout odd = Layout(kRow).WithLd(71).AsTileOf(64, 64, 4);
+  EXPECT_TRUE(odd.UnalignedRows(6, 64, 4));
+  EXPECT_TRUE(odd.Canonical(1, 64, 4).UnalignedRows(1, 64, 4));
+  EXPECT_EQ(odd.Canonical(1, 64, 4).Text(), "unaligned");
+  const Layout even = Layout(kRow).AsTileOf(64, 64, 4);
+  EXPECT_FALSE(even.Canonical(6, 7, 4).UnalignedRows(6, 7, 4));
+  EXPECT_EQ(even.Canonical(6, 7, 4).Text(), "aligned");
+  // Stored only where the own pitch would say otherwise, so a tile whose
+  // own pitch agrees is the plain layout.
+  EXPECT_EQ(even.Canonical(6, 64, 4), Layout(kRow));
+  EXPECT_EQ(Layout(kRow).AsTileOf(100, 100, 4).Canonical(6, 100, 4),
+            Layout(kRow));
+  EXPECT_EQ(odd.Canonical(6, 1, 4), Layout(kRow));
+  EXPECT_EQ(even.Canonical(6, 1, 4).Text(), "aligned");
+  // A tile of a tile: the fact is kept whatever the sizes.
+  EXPECT_TRUE(odd.Canonical(6, 64, 4)
+                  .AsTileOf(6, 64, 4)
+                  .Canonical(6, 16, 4)
+                  .UnalignedRows(6, 16, 4));
+  EXPECT_FALSE(even.Canonical(6, 7, 4)
+                   .AsTileOf(6, 7, 4)
+                   .Canonical(3, 5, 4)
+                   .UnalignedRows(3, 5, 4));
+  // What an action says of a layout leaves the tile's facts out.
+  EXPECT_EQ(odd.WithoutTileFacts(), Layout(kRow));
+}
+
 TEST(LayoutTest, SetSpreadText) {
   const Layout l = Layout(kCol).WithSpread(3);
   EXPECT_EQ(l.Text(), "col,sets8");
@@ -201,20 +245,20 @@ TEST(LayoutTest, SetSpreadText) {
   EXPECT_FALSE(Layout::ParseSpread("sets128").ok());
   EXPECT_FALSE(Layout::ParseSpread("setsx").ok());
   // Canonical: a tile of few enough rows is dense at any pitch.
-  EXPECT_EQ(Layout(kRow).WithSpread(3).Canonical(8, 64), Layout(kRow));
-  EXPECT_EQ(Layout(kRow).WithSpread(3).Canonical(9, 64).Text(), "sets8");
+  EXPECT_EQ(Layout(kRow).WithSpread(3).Canonical(8, 64, 4), Layout(kRow));
+  EXPECT_EQ(Layout(kRow).WithSpread(3).Canonical(9, 64, 4).Text(), "sets8");
 }
 
 TEST(LayoutTest, Canonical) {
   const Layout p16 = Layout::Panels(kRow, 16);
-  EXPECT_EQ(p16.Canonical(1, 1), Layout());
-  EXPECT_EQ(Layout(kCol).Canonical(1, 1), Layout());
-  EXPECT_EQ(Layout(kCol).Canonical(7, 1), Layout(kCol));
-  EXPECT_EQ(p16.Canonical(1, 16), Layout());  // one run of one panel
-  EXPECT_EQ(p16.Canonical(2, 16), p16);
-  EXPECT_EQ(p16.Paired().Canonical(1, 16), p16.Paired());  // pairs apart
-  EXPECT_EQ(p16.InSections(2).Canonical(4, 16), p16);      // one panel
-  EXPECT_EQ(p16.InSections(2).Canonical(4, 17), p16.InSections(2));
+  EXPECT_EQ(p16.Canonical(1, 1, 4), Layout());
+  EXPECT_EQ(Layout(kCol).Canonical(1, 1, 4), Layout());
+  EXPECT_EQ(Layout(kCol).Canonical(7, 1, 4), Layout(kCol));
+  EXPECT_EQ(p16.Canonical(1, 16, 4), Layout());  // one run of one panel
+  EXPECT_EQ(p16.Canonical(2, 16, 4), p16);
+  EXPECT_EQ(p16.Paired().Canonical(1, 16, 4), p16.Paired());  // pairs apart
+  EXPECT_EQ(p16.InSections(2).Canonical(4, 16, 4), p16);      // one panel
+  EXPECT_EQ(p16.InSections(2).Canonical(4, 17, 4), p16.InSections(2));
 }
 
 TEST(LayoutTest, TextRoundTrips) {
@@ -354,11 +398,11 @@ TEST(LayoutTest, LeadingDimensionPlacesOuterRowsApart) {
   EXPECT_EQ(row.Lines(3, 13, 4), Layout(kRow).Lines(3, 13, 4));
   EXPECT_EQ(row.RunBytes(3, 13, 4), 52);
   // Canonical: the dense pitch, or one outer row, is no leading dimension.
-  EXPECT_EQ(row.Canonical(3, 13), row);
-  EXPECT_EQ(Layout(kRow).WithLd(13).Canonical(3, 13), Layout(kRow));
-  EXPECT_EQ(row.Canonical(1, 13), Layout(kRow));
-  EXPECT_EQ(col.Canonical(7, 1), Layout(kCol));
-  EXPECT_EQ(col.Canonical(1, 1), Layout(kRow));
+  EXPECT_EQ(row.Canonical(3, 13, 4), row);
+  EXPECT_EQ(Layout(kRow).WithLd(13).Canonical(3, 13, 4), Layout(kRow));
+  EXPECT_EQ(row.Canonical(1, 13, 4), Layout(kRow));
+  EXPECT_EQ(col.Canonical(7, 1, 4), Layout(kCol));
+  EXPECT_EQ(col.Canonical(1, 1, 4), Layout(kRow));
   EXPECT_NE(row, Layout(kRow));
   EXPECT_EQ(row.WithLd(0), Layout(kRow));
   EXPECT_EQ(col.WithOrder(kRow).ld(), 10);
