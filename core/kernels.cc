@@ -158,7 +158,7 @@ int64_t BroadcastFmaCost(const Spec& s, const Target& t) {
     loads += c.cols % c.aux.vector_width;
   const int64_t scale = Scaled(s) ? std::min(s.m, nv) : 0;
   return std::max((fmas + scale) * t.FmaPrice() + widen * WidenCost(t),
-                  loads * t.LoadPrice()) +
+                  loads * t.BroadcastLoadPrice()) +
          SplitVectorCost(s.Operand(1), s.n / c.aux.vector_width,
                          c.aux.vector_width, t.LoadPrice());
 }

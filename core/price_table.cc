@@ -84,6 +84,9 @@ const PriceField kPriceFields[] = {
      /*optional=*/true},
     {"store_zmm", [](CostParams& c) -> int64_t& { return c.store_zmm; },
      /*optional=*/true},
+    {"load_beside_fma",
+     [](CostParams& c) -> int64_t& { return c.load_beside_fma; },
+     /*optional=*/true},
     {"stream_prefetch",
      [](CostParams& c) -> int64_t& { return c.stream_prefetch; },
      /*optional=*/true},
@@ -450,6 +453,8 @@ CostParams ClampPrices(CostParams c) {
                           std::pair{&c.load_zmm, c.load},
                           std::pair{&c.store_zmm, c.store}})
     if (*zmm != 0) *zmm = *zmm <= ymm ? 0 : *zmm;
+  // A load beside FMAs is at least a load (0: the same).
+  if (c.load_beside_fma <= c.load) c.load_beside_fma = 0;
   return c;
 }
 

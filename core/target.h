@@ -7,6 +7,7 @@
 #ifndef AMARENA_CORE_TARGET_H_
 #define AMARENA_CORE_TARGET_H_
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -118,6 +119,16 @@ struct CostParams {
   int64_t fma_zmm = 0;
   int64_t load_zmm = 0;
   int64_t store_zmm = 0;
+  // The price of a load or broadcast the broadcast kernel issues among its
+  // FMAs, where it is more than `load` (0: the same): measured by `amarena
+  // calibrate` in a loop of 16 loads and 12 FMAs (a 3x32 ymm tile run as
+  // four 3x8 kernels). On the Intel guest ymm loads alone ran 3.0 a cycle
+  // (price 2) and beside FMAs 1.8 (price 3): that loop, 3x8 kernels, ran at
+  // 8.9 cycles per 12 FMAs against 6.1 for 6x16 ones (8 loads), and 64³
+  // with AVX2 at 0.80x the speed of a 6x16 tree the model priced alike. A
+  // vector kernel pays at least its plain load price (Target::
+  // BroadcastLoadPrice).
+  int64_t load_beside_fma = 0;
   // 1: the broadcast kernel prefetches a B it streams from memory ahead of
   // its reads (core/kernels.h, kPrefetchRows); 0: it leaves that to the
   // hardware prefetchers. A property of the host, measured by `amarena
@@ -160,7 +171,7 @@ struct CostParams {
   // shortest run's price below 64 B, the dense price from kDramRowBytes on.
   int64_t RunLine(int64_t bytes) const;
 };
-inline constexpr int kCostModelVersion = 16;
+inline constexpr int kCostModelVersion = 17;
 // Versions what the generator makes of a tree (the search space, the JIT):
 // part of every cache key and of the on-disk database's identity.
 inline constexpr int kGeneratorVersion = 12;
@@ -204,6 +215,11 @@ struct Target {
   // (CostParams::fma_zmm).
   int64_t FmaPrice() const { return Zmm(cost.fma_zmm, cost.fma); }
   int64_t LoadPrice() const { return Zmm(cost.load_zmm, cost.load); }
+  // A load or broadcast issued among the broadcast kernel's FMAs
+  // (CostParams::load_beside_fma).
+  int64_t BroadcastLoadPrice() const {
+    return std::max(LoadPrice(), cost.load_beside_fma);
+  }
   int64_t StorePrice() const { return Zmm(cost.store_zmm, cost.store); }
   // What a view from L2 into L1 whose lines cost `traffic` at L2's prices
   // costs beside the body it overlaps (CostParams::l2_overlap_pct_zmm).

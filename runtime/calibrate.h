@@ -56,6 +56,10 @@ struct Calibration {
   double stores_per_cycle = 0;
   double zmm_loads_per_cycle = 0;
   double zmm_stores_per_cycle = 0;
+  // ymm loads and broadcasts per cycle issued among FMAs as the broadcast
+  // kernel issues them (calibrate_loops::LoadsBesideFmas: 16 loads and 12
+  // FMAs a round).
+  double loads_beside_fmas_per_cycle = 0;
 
   // Cycles to read one 64-byte line into registers from a working set that
   // sits in a level: dense = sequentially, strided = down 64-byte column

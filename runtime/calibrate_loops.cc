@@ -209,6 +209,44 @@ void L1Stores(float* p, int64_t iters) {
       : "xmm0", "cc", "memory");
 }
 
+// One B vector of the 3x32 tile and its three rows, as the JIT emits them:
+// a load, then for each row a broadcast of A (rows 256 bytes apart) into
+// one register and its FMA.
+// clang-format off
+#define AMARENA_MIX(j, a0, a1, a2)                                        \
+  "vmovups " #j "*32(%[p]), %%ymm12\n\t"                                  \
+  "vbroadcastss 128+" #j "*4(%[p]), %%ymm13\n\t"                          \
+  "vfmadd231ps %%ymm13, %%ymm12, %%ymm" #a0 "\n\t"                        \
+  "vbroadcastss 384+" #j "*4(%[p]), %%ymm13\n\t"                          \
+  "vfmadd231ps %%ymm13, %%ymm12, %%ymm" #a1 "\n\t"                        \
+  "vbroadcastss 640+" #j "*4(%[p]), %%ymm13\n\t"                          \
+  "vfmadd231ps %%ymm13, %%ymm12, %%ymm" #a2 "\n\t"
+// clang-format on
+
+void LoadsBesideFmas(const float* p, int64_t iters) {
+  asm volatile(
+      "vxorps %%xmm0, %%xmm0, %%xmm0\n\t"
+      "vxorps %%xmm1, %%xmm1, %%xmm1\n\t"
+      "vxorps %%xmm2, %%xmm2, %%xmm2\n\t"
+      "vxorps %%xmm3, %%xmm3, %%xmm3\n\t"
+      "vxorps %%xmm4, %%xmm4, %%xmm4\n\t"
+      "vxorps %%xmm5, %%xmm5, %%xmm5\n\t"
+      "vxorps %%xmm6, %%xmm6, %%xmm6\n\t"
+      "vxorps %%xmm7, %%xmm7, %%xmm7\n\t"
+      "vxorps %%xmm8, %%xmm8, %%xmm8\n\t"
+      "vxorps %%xmm9, %%xmm9, %%xmm9\n\t"
+      "vxorps %%xmm10, %%xmm10, %%xmm10\n\t"
+      "vxorps %%xmm11, %%xmm11, %%xmm11\n\t"
+      "1:\n\t" AMARENA_MIX(0, 0, 4, 8) AMARENA_MIX(1, 1, 5, 9)
+          AMARENA_MIX(2, 2, 6, 10) AMARENA_MIX(3, 3, 7, 11)
+      "dec %[n]\n\tjnz 1b\n\tvzeroupper\n\t"
+      : [n] "+r"(iters)
+      : [p] "r"(p)
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+        "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15",
+        "cc", "memory");
+}
+
 // 32 zmm loads / stores covering the 2 KiB at %[p] (only where AVX-512F is).
 // clang-format off
 #define AMARENA_ZLD(off, r) "vmovups " #off "(%[p]), %%zmm" #r "\n\t"

@@ -52,6 +52,14 @@ void L1Stores(float* p, int64_t iters);
 // The same with zmm, over 2 KiB (only where AVX-512F is).
 void ZmmL1Loads(const float* p, int64_t iters);
 void ZmmL1Stores(float* p, int64_t iters);
+// `iters` k steps of a 3x32 register tile of ymm run as four 3x8 broadcast
+// kernels: per step, for each of 4 B vectors, one load and 3 broadcasts of
+// A, each followed by its FMA (kMixLoads loads, kMixFmas FMAs into 12
+// accumulators), from the KiB at `p`. Load-bound where loads issued among
+// FMAs go slower than alone.
+inline constexpr int kMixLoads = 16;
+inline constexpr int kMixFmas = 12;
+void LoadsBesideFmas(const float* p, int64_t iters);
 
 }  // namespace amarena::calibrate_loops
 

@@ -32,8 +32,10 @@ int CalibrateCommand(bool json, bool save) {
                   ? absl::StrFormat("%.2f", c->fma_zmm_per_cycle).c_str()
                   : "n/a",
               c->fma_latency_cycles);
-  std::printf("L1 ymm:    %.2f loads/cycle, %.2f stores/cycle\n",
-              c->loads_per_cycle, c->stores_per_cycle);
+  std::printf("L1 ymm:    %.2f loads/cycle, %.2f stores/cycle, %.2f loads/cycle "
+              "beside FMAs\n",
+              c->loads_per_cycle, c->stores_per_cycle,
+              c->loads_beside_fmas_per_cycle);
   if (c->zmm_loads_per_cycle > 0)
     std::printf("L1 zmm:    %.2f loads/cycle, %.2f stores/cycle\n",
                 c->zmm_loads_per_cycle, c->zmm_stores_per_cycle);
@@ -86,6 +88,7 @@ int CalibrateCommand(bool json, bool save) {
     j.Add("stores_per_cycle", c->stores_per_cycle);
     j.Add("zmm_loads_per_cycle", c->zmm_loads_per_cycle);
     j.Add("zmm_stores_per_cycle", c->zmm_stores_per_cycle);
+    j.Add("loads_beside_fmas_per_cycle", c->loads_beside_fmas_per_cycle);
     for (const Calibration::LevelReads& l : c->levels) {
       j.Add(l.name + "_bytes", l.bytes);
       j.Add(l.name + "_dense_cycles", l.dense_cycles);

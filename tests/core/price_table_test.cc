@@ -49,6 +49,7 @@ PriceTable Sample() {
   t.cost.fma_zmm = 22;
   t.cost.load_zmm = 24;
   t.cost.store_zmm = 26;
+  t.cost.load_beside_fma = 25;
   t.cost.stream_prefetch = 0;
   t.cost.l2_overlap_pct_zmm = 70;
   return t;
@@ -157,6 +158,26 @@ TEST(PriceTableTest, L2BudgetIsThePricesShare) {
   EXPECT_EQ(t.l2_lines, (2 << 20) / 64 * 3 / 4);
   EXPECT_EQ(ClampPrices(CostParams{.l2_share_pct = 0}).l2_share_pct, 1);
   EXPECT_EQ(ClampPrices(CostParams{.l2_share_pct = 400}).l2_share_pct, 100);
+}
+
+// A load beside FMAs costs what the table says where that is more than a
+// load, and a load where not (0, or no more: clamped to 0).
+TEST(PriceTableTest, LoadsBesideFmasCostAtLeastALoad) {
+  CostParams beside;
+  beside.load = 2;
+  beside.load_beside_fma = 3;
+  Target avx2 = Target::Avx2({});
+  avx2.SetPrices(beside);
+  EXPECT_EQ(avx2.LoadPrice(), 2);
+  EXPECT_EQ(avx2.BroadcastLoadPrice(), 3);
+  avx2.SetPrices(CostParams{});
+  EXPECT_EQ(avx2.BroadcastLoadPrice(), avx2.LoadPrice());
+  EXPECT_THAT(CostParamsText(beside), HasSubstr(" load_beside_fma=3"));
+  EXPECT_THAT(CostParamsText(CostParams{}), Not(HasSubstr("beside")));
+  CostParams same = beside;
+  same.load_beside_fma = 2;
+  EXPECT_EQ(ClampPrices(same).load_beside_fma, 0);
+  EXPECT_EQ(ClampPrices(beside).load_beside_fma, 3);
 }
 
 // A view from L2 into L1 beside zmm kernels streams at the table's share of
@@ -375,6 +396,7 @@ TEST(PriceTableTest, FingerprintChangesWithEveryPrice) {
   changed([](CostParams& c) { c.line_gl_far_panels += 1; });
   changed([](CostParams& c) { c.l3_share_pct = 50; });
   changed([](CostParams& c) { c.l2_share_pct = 50; });
+  changed([](CostParams& c) { c.load_beside_fma = 9; });
   // Every shipped table has its own.
   for (const PriceTable& t : ShippedPriceTables()) {
     Target s = base;

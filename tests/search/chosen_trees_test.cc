@@ -217,5 +217,32 @@ TEST(ChosenTreeTest, ThePitchDecidesWhetherBIsViewedOrPacked) {
   }
 }
 
+// Where loads issued among FMAs cost more than alone (CostParams::
+// load_beside_fma; the Intel guest: 3.0 ymm loads a cycle alone, 1.8-2.3
+// beside FMAs), an AVX2 register tile is not run as narrow broadcast
+// kernels that broadcast A once per B vector: 64³ takes 6x16 tiles, each
+// k step one kernel (two B vectors, six broadcasts, twelve FMAs), not a
+// 3x32 tile as four 3x8 kernels (four B vectors, twelve broadcasts), which
+// ran 0.8x as fast there while the model priced the two alike.
+TEST(ChosenTreeTest, DearLoadsBesideFmasKeepBroadcastKernelsWide) {
+  Target t = Avx2();
+  CostParams beside = t.cost;
+  beside.load = 2;
+  beside.load_beside_fma = 3;
+  t.SetPrices(beside);
+  Searcher s(t);
+  auto impl = s.Solve(t.Bind(Spec::Matmul(64, 64, 64)));
+  ASSERT_TRUE(impl.ok()) << impl.status();
+  int kernels = 0;
+  ForEachNode(**impl, [&](const ImplNode& n) {
+    if (n.how.type != NodeType::kKernel ||
+        n.how.kernel != KernelId::kBroadcastFma)
+      return;
+    ++kernels;
+    EXPECT_GE(n.spec.n, 16) << PrintImpl(**impl);
+  });
+  EXPECT_GT(kernels, 0) << PrintImpl(**impl);
+}
+
 }  // namespace
 }  // namespace amarena
