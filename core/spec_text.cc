@@ -220,20 +220,15 @@ absl::Status Parser::ParseOperand(absl::string_view name,
                               " is interleaved and column-major, must be "
                               "row-major to interleave"));
   a.layout = panels.WithOrder(order);
-  if (spread) {
-    if (a.layout.packed())
-      return Error(absl::StrCat("operand ", name,
-                                " is packed and has a set spread, must be "
-                                "plain to have one"));
-    a.layout = a.layout.WithSpread(*spread);
-  }
-  if (unaligned) {
-    if (a.layout.packed())
-      return Error(absl::StrCat("operand ", name,
-                                " is packed and says its rows' alignment, "
-                                "must be plain to say it"));
-    a.layout = a.layout.WithUnalignedRows(*unaligned);
-  }
+  // What a tile keeps of its matrix's pitch: only plain tiles have a pitch.
+  if ((spread || unaligned) && a.layout.packed())
+    return Error(absl::StrCat(
+        "operand ", name,
+        spread ? " is packed and has a set spread, must be plain to have one"
+               : " is packed and says its rows' alignment, must be plain to "
+                 "say it"));
+  if (spread) a.layout = a.layout.WithSpread(*spread);
+  if (unaligned) a.layout = a.layout.WithUnalignedRows(*unaligned);
   if (a.layout.packed() && a.level == Level::kVRF)
     return Error(absl::StrCat("operand ", name,
                               " is packed in vrf, must be packed only in "
