@@ -379,8 +379,9 @@ int64_t LowerBound(const Spec& spec, const Target& t) {
     const bool accum = spec.kind == Kind::kMatmulAccum;
     int64_t each = 0;
     if (c.layout().row_major() && !c.layout().packed()) {
-      each = c.rows * (LeastRowStoreCost(c.cols, t) +
-                       (accum ? LeastRowLoadCost(c.cols, t) : 0));
+      const bool unaligned = c.layout().UnalignedRows(c.rows, c.cols, 4);
+      each = c.rows * (LeastRowStoreCost(c.cols, t, unaligned) +
+                       (accum ? LeastRowLoadCost(c.cols, t, unaligned) : 0));
     } else {
       each = (c.Elements() + t.f32_lanes - 1) / t.f32_lanes *
              (t.StorePrice() + (accum ? t.LoadPrice() : 0));

@@ -44,9 +44,10 @@ int64_t WidenCost(const Target& t) { return t.FmaPrice(); }
 // vector), 2.5-6 % with AVX2 (half a ymm slot per vector), and as fast
 // with B packed. An estimate from those runs, not calibrated. Half a slot
 // is rounded up per vector, so a tile's accesses cost no less for being
-// split into smaller kernels. Only whole vectors count: a masked tail may
-// end before the line does, and a lone element (a 1x1 tile, whose layout
-// says nothing of its matrix) never straddles.
+// split into smaller kernels. Vectors of two lanes or more count, masked
+// tails too (SplitVectors); a lone element never straddles (nor does a 1x1
+// tile, whose layout says nothing of its matrix), so a row cut into a tile
+// and a one-element remainder pays as the whole row does.
 int64_t SplitVectorCost(const TensorSpec& mem, int64_t vectors, int lanes,
                         int64_t slot) {
   if (lanes == 1 ||
@@ -75,9 +76,13 @@ bool RegisterTileOk(const TensorSpec& r, const Target& t) {
          (r.cols % vw == 0 || vw == t.f32_lanes);
 }
 
-// A register tile's vectors but the partial one ending each row.
-int64_t WholeVectors(const TensorSpec& r) {
-  return r.rows * (r.cols / r.aux.vector_width);
+// The vectors along a row of `cols` in vectors of `vw` lanes that hold two
+// lanes or more (SplitVectorCost), and a register tile's.
+int64_t SplitVectors(int64_t cols, int vw) {
+  return cols / vw + (cols % vw >= 2 ? 1 : 0);
+}
+int64_t SplitVectors(const TensorSpec& r) {
+  return r.rows * SplitVectors(r.cols, r.aux.vector_width);
 }
 
 // Whether a register tile's rows end in a partial vector.
@@ -159,7 +164,7 @@ int64_t BroadcastFmaCost(const Spec& s, const Target& t) {
   const int64_t scale = Scaled(s) ? std::min(s.m, nv) : 0;
   return std::max((fmas + scale) * t.FmaPrice() + widen * WidenCost(t),
                   loads * t.BroadcastLoadPrice()) +
-         SplitVectorCost(s.Operand(1), s.n / c.aux.vector_width,
+         SplitVectorCost(s.Operand(1), SplitVectors(s.n, c.aux.vector_width),
                          c.aux.vector_width, t.LoadPrice());
 }
 // Scratch: B's vectors and the broadcast; a bf16 B's AVX2 tail is gathered
@@ -280,12 +285,12 @@ bool VectorStoreApplies(const Spec& s, const Target& t) {
 int64_t VectorLoadCost(const Spec& s, const Target& t) {
   const TensorSpec r = s.Operand(1);
   return r.Registers() * t.LoadPrice() +
-         SplitVectorCost(s.Operand(0), WholeVectors(r), r.aux.vector_width,
+         SplitVectorCost(s.Operand(0), SplitVectors(r), r.aux.vector_width,
                          t.LoadPrice());
 }
 int64_t VectorStoreCost(const Spec& s, const Target& t) {
   TensorSpec r = s.Operand(0);
-  const int64_t split = SplitVectorCost(s.Operand(1), WholeVectors(r),
+  const int64_t split = SplitVectorCost(s.Operand(1), SplitVectors(r),
                                         r.aux.vector_width, t.StorePrice());
   if (!Masked(r)) return r.Registers() * t.StorePrice() + split;
   return r.rows * ((r.Registers() / r.rows - 1) * t.StorePrice() +
@@ -395,15 +400,25 @@ static_assert(RowsInIdOrder(), "kInfos rows follow KernelId's order");
 
 const KernelInfo& Info(KernelId id) { return kInfos[static_cast<int>(id)]; }
 
-int64_t LeastRowStoreCost(int64_t cols, const Target& t) {
+// Unaligned: each vector of two lanes or more also pays SplitVectorCost's
+// half slot (a store per element never does).
+int64_t LeastRowStoreCost(int64_t cols, const Target& t, bool unaligned) {
   const int64_t whole = cols / t.f32_lanes, rest = cols % t.f32_lanes;
-  return whole * t.StorePrice() +
-         (rest ? std::min(rest * t.StorePrice(), MaskedStoreCost(t)) : 0);
+  const int64_t split = unaligned ? (t.StorePrice() + 1) / 2 : 0;
+  return whole * (t.StorePrice() + split) +
+         (rest ? std::min(rest * t.StorePrice(),
+                          MaskedStoreCost(t) + (rest >= 2 ? split : 0))
+               : 0);
 }
 
-// Masked loads cost what plain ones do (VectorLoadCost).
-int64_t LeastRowLoadCost(int64_t cols, const Target& t) {
-  return (cols + t.f32_lanes - 1) / t.f32_lanes * t.LoadPrice();
+// Masked loads cost what plain ones do (VectorLoadCost); unaligned, the
+// vectors of two lanes or more pay half a load slot more (a load per
+// element does not, and costs more).
+int64_t LeastRowLoadCost(int64_t cols, const Target& t, bool unaligned) {
+  const int64_t split = unaligned ? (t.LoadPrice() + 1) / 2 : 0;
+  const int64_t rest = cols % t.f32_lanes;
+  return (cols + t.f32_lanes - 1) / t.f32_lanes * t.LoadPrice() +
+         (cols / t.f32_lanes + (rest >= 2 ? 1 : 0)) * split;
 }
 
 int64_t LeastRepackCost(const Spec& s, const Target& t) {

@@ -235,10 +235,12 @@ const KernelInfo& Info(KernelId id);
 // an accumulating one does): a store (load) per full vector of the target's
 // lanes, and for the rest a masked store (load) or a store per element,
 // whichever is cheaper; a dot product or scalar FMA pays a store (load) per
-// element. Subadditive in `cols`, so a row cut into tiles pays at least this
-// (LowerBound, core/cost_model.h).
-int64_t LeastRowStoreCost(int64_t cols, const Target& t);
-int64_t LeastRowLoadCost(int64_t cols, const Target& t);
+// element. `unaligned`: the row is one of a matrix whose rows start off
+// 32-byte boundaries (Layout::UnalignedRows), and each vector of two lanes
+// or more pays to straddle lines too. Subadditive in `cols`, so a row cut
+// into tiles pays at least this (LowerBound, core/cost_model.h).
+int64_t LeastRowStoreCost(int64_t cols, const Target& t, bool unaligned);
+int64_t LeastRowLoadCost(int64_t cols, const Target& t, bool unaligned);
 
 // The least a tree for the matmul `s` pays per element of B to read B's rows
 // as vectors: 0 for a row-major B (plain or in panels); for a B in another

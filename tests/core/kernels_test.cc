@@ -16,11 +16,14 @@ std::vector<Target> Targets() {
 }
 
 // The vector_store kernel's cost for one row of `cols` held in registers of
-// `vw` lanes, or nullopt when it does not apply.
-std::optional<int64_t> StoreKernelCost(int64_t cols, int vw, const Target& t) {
+// `vw` lanes (a row of a matrix whose rows start off 32-byte boundaries, when
+// `unaligned`), or nullopt when it does not apply.
+std::optional<int64_t> StoreKernelCost(int64_t cols, int vw, const Target& t,
+                                       bool unaligned) {
   const TensorAux regs{DType::kF32, Level::kVRF, Order::kRowMajor,
                        static_cast<uint8_t>(vw)};
-  const TensorAux mem{DType::kF32, Level::kL1, Order::kRowMajor, 0};
+  TensorAux mem{DType::kF32, Level::kL1, Order::kRowMajor, 0};
+  if (unaligned) mem.layout = mem.layout.WithUnalignedRows(true);
   const Spec move = Spec::Move(1, cols, regs, mem);
   const KernelInfo& k = Info(KernelId::kVectorStore);
   if (!k.applies(move, t)) return std::nullopt;
@@ -28,35 +31,41 @@ std::optional<int64_t> StoreKernelCost(int64_t cols, int vw, const Target& t) {
 }
 
 TEST(LeastRowStoreCostTest, NeverExceedsTheStoreKernel) {
-  for (const Target& t : Targets()) {
-    int tried = 0;
-    for (int64_t cols = 1; cols <= 100; ++cols)
-      for (int vw : {1, 8, t.f32_lanes}) {
-        std::optional<int64_t> cost = StoreKernelCost(cols, vw, t);
-        if (!cost) continue;
-        ++tried;
-        EXPECT_LE(LeastRowStoreCost(cols, t), *cost)
-            << Name(t.isa) << " cols " << cols << " vw " << vw;
-      }
-    EXPECT_GT(tried, 150) << Name(t.isa);
-    // Whole vectors cost a store each, and a tail costs something.
-    EXPECT_EQ(LeastRowStoreCost(4 * t.f32_lanes, t), 4 * t.StorePrice());
-    EXPECT_GT(LeastRowStoreCost(4 * t.f32_lanes + 1, t),
-              LeastRowStoreCost(4 * t.f32_lanes, t));
-  }
+  for (const Target& t : Targets())
+    for (bool unaligned : {false, true}) {
+      int tried = 0;
+      for (int64_t cols = 1; cols <= 100; ++cols)
+        for (int vw : {1, 8, t.f32_lanes}) {
+          std::optional<int64_t> cost = StoreKernelCost(cols, vw, t, unaligned);
+          if (!cost) continue;
+          ++tried;
+          EXPECT_LE(LeastRowStoreCost(cols, t, unaligned), *cost)
+              << Name(t.isa) << " cols " << cols << " vw " << vw
+              << (unaligned ? " unaligned" : "");
+        }
+      EXPECT_GT(tried, 150) << Name(t.isa);
+      // Whole vectors cost a store each (and half a store more each when
+      // unaligned), and a tail costs something.
+      EXPECT_EQ(LeastRowStoreCost(4 * t.f32_lanes, t, unaligned),
+                4 * (t.StorePrice() + (unaligned ? (t.StorePrice() + 1) / 2
+                                                 : 0)));
+      EXPECT_GT(LeastRowStoreCost(4 * t.f32_lanes + 1, t, unaligned),
+                LeastRowStoreCost(4 * t.f32_lanes, t, unaligned));
+    }
 }
 
 TEST(LeastRowStoreCostTest, CuttingARowNeverCostsLess) {
   for (const Target& t : Targets())
-    for (int64_t a = 1; a <= 80; ++a)
-      for (int64_t b = 1; b <= 80; ++b) {
-        EXPECT_GE(LeastRowStoreCost(a, t) + LeastRowStoreCost(b, t),
-                  LeastRowStoreCost(a + b, t))
-            << Name(t.isa) << " " << a << " + " << b;
-        EXPECT_GE(LeastRowLoadCost(a, t) + LeastRowLoadCost(b, t),
-                  LeastRowLoadCost(a + b, t))
-            << Name(t.isa) << " " << a << " + " << b;
-      }
+    for (bool u : {false, true})
+      for (int64_t a = 1; a <= 80; ++a)
+        for (int64_t b = 1; b <= 80; ++b) {
+          EXPECT_GE(LeastRowStoreCost(a, t, u) + LeastRowStoreCost(b, t, u),
+                    LeastRowStoreCost(a + b, t, u))
+              << Name(t.isa) << " " << a << " + " << b << " " << u;
+          EXPECT_GE(LeastRowLoadCost(a, t, u) + LeastRowLoadCost(b, t, u),
+                    LeastRowLoadCost(a + b, t, u))
+              << Name(t.isa) << " " << a << " + " << b << " " << u;
+        }
 }
 
 // Every kernel whose peak rate claims the broadcast form's loads costs at
