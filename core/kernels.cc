@@ -48,12 +48,13 @@ int64_t WidenCost(const Target& t) { return t.FmaPrice(); }
 // tails too (SplitVectors); a lone element never straddles (nor does a 1x1
 // tile, whose layout says nothing of its matrix), so a row cut into a tile
 // and a one-element remainder pays as the whole row does.
+int64_t SplitPrice(int64_t slot) { return (slot + 1) / 2; }
 int64_t SplitVectorCost(const TensorSpec& mem, int64_t vectors, int lanes,
                         int64_t slot) {
   if (lanes == 1 ||
       !mem.layout().UnalignedRows(mem.rows, mem.cols, SizeOf(mem.aux.dtype)))
     return 0;
-  return vectors * ((slot + 1) / 2);
+  return vectors * SplitPrice(slot);
 }
 
 // A memory tile whose columns can be read vw at a time by one vector access:
@@ -404,7 +405,7 @@ const KernelInfo& Info(KernelId id) { return kInfos[static_cast<int>(id)]; }
 // half slot (a store per element never does).
 int64_t LeastRowStoreCost(int64_t cols, const Target& t, bool unaligned) {
   const int64_t whole = cols / t.f32_lanes, rest = cols % t.f32_lanes;
-  const int64_t split = unaligned ? (t.StorePrice() + 1) / 2 : 0;
+  const int64_t split = unaligned ? SplitPrice(t.StorePrice()) : 0;
   return whole * (t.StorePrice() + split) +
          (rest ? std::min(rest * t.StorePrice(),
                           MaskedStoreCost(t) + (rest >= 2 ? split : 0))
@@ -415,10 +416,9 @@ int64_t LeastRowStoreCost(int64_t cols, const Target& t, bool unaligned) {
 // vectors of two lanes or more pay half a load slot more (a load per
 // element does not, and costs more).
 int64_t LeastRowLoadCost(int64_t cols, const Target& t, bool unaligned) {
-  const int64_t split = unaligned ? (t.LoadPrice() + 1) / 2 : 0;
-  const int64_t rest = cols % t.f32_lanes;
+  const int64_t split = unaligned ? SplitPrice(t.LoadPrice()) : 0;
   return (cols + t.f32_lanes - 1) / t.f32_lanes * t.LoadPrice() +
-         (cols / t.f32_lanes + (rest >= 2 ? 1 : 0)) * split;
+         SplitVectors(cols, t.f32_lanes) * split;
 }
 
 int64_t LeastRepackCost(const Spec& s, const Target& t) {

@@ -103,9 +103,9 @@ std::array<uint64_t, kPackedWords> PackProblem(const Spec& s) {
       std::bit_cast<uint32_t>(s.alpha) ^ std::bit_cast<uint32_t>(1.0f);
   // Set spreads (3 bits each) above alpha's 32, then the rows' alignments
   // (2 bits each).
-  uint64_t spreads = 0;
+  uint64_t tile_facts = 0;
   for (int i = 0; i < 3; ++i)
-    spreads |= static_cast<uint64_t>(s.aux[i].layout.spread_code())
+    tile_facts |= static_cast<uint64_t>(s.aux[i].layout.spread_code())
                    << (32 + 3 * i) |
                static_cast<uint64_t>(s.aux[i].layout.align_code())
                    << (41 + 2 * i);
@@ -117,7 +117,7 @@ std::array<uint64_t, kPackedWords> PackProblem(const Spec& s) {
           ld(0) | ld(1) << 32,
           ld(2) | bs(0) << 32,
           bs(1) | bs(2) << 32,
-          alpha | spreads};
+          alpha | tile_facts};
 }
 
 Spec Canonical(Spec s) {
