@@ -1,6 +1,7 @@
 #include "runtime/calibrate.h"
 
 #include <sched.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
@@ -76,31 +77,59 @@ class CycleTimer {
     double ns = 0;
   };
 
+  // How many units one timed run of a figure does: sized by the first Time,
+  // so that later rounds of the same figure reuse it.
+  struct RunCount {
+    int64_t n = 1;
+    bool sized = false;
+  };
+
   // run(count) with count doubled until one run lasts min_run_seconds (the
   // first, short runs double as warm-up), then timed `reps` times.
   Figure PerCount(const std::function<void(int64_t)>& run, int64_t count) {
-    while (true) {
+    RunCount n{count};
+    std::vector<Figure> runs;
+    Time(run, &n, reps_, &runs);
+    return FirstQuartile(std::move(runs));
+  }
+
+  // Appends `reps` timed runs of run(count->n) to `runs`, per unit of count.
+  // With `warm`, a count sized before is run once untimed first (sizing it
+  // warms too): a later round of a figure whose working set fits a cache
+  // then finds it there, not evicted by the figures timed in between.
+  void Time(const std::function<void(int64_t)>& run, RunCount* count,
+            int reps, std::vector<Figure>* runs, bool warm = false) {
+    if (count->sized && warm) run(count->n);
+    while (!count->sized) {
       const int64_t start = ThreadNs();
-      run(count);
-      if (ThreadNs() - start >= min_run_ns_) break;
-      count *= 2;
+      run(count->n);
+      count->sized = ThreadNs() - start >= min_run_ns_;
+      if (!count->sized) count->n *= 2;
     }
+    const int64_t n = count->n;
     const double adds = static_cast<double>(chain_iters_ * kAddsPerIter);
-    std::vector<std::pair<double, double>> runs;  // (cycles, ns) per count
-    for (int rep = 0; rep < reps_; ++rep) {
+    for (int rep = 0; rep < reps; ++rep) {
       const double before = static_cast<double>(ChainNs(chain_iters_)) / adds;
       const int64_t start = ThreadNs();
-      run(count);
+      run(n);
       const double ns =
-          static_cast<double>(ThreadNs() - start) / static_cast<double>(count);
+          static_cast<double>(ThreadNs() - start) / static_cast<double>(n);
       const double after = static_cast<double>(ChainNs(chain_iters_)) / adds;
       ns_per_cycle_.push_back(before);
       ns_per_cycle_.push_back(after);
-      runs.emplace_back(ns / std::min(before, after), ns);
+      runs->push_back({ns / std::min(before, after), ns});
     }
+  }
+
+  // The first quartile of runs by cycles (of 7 or 8, the second least; of 4
+  // or fewer, the least).
+  static Figure FirstQuartile(std::vector<Figure> runs) {
     const size_t i = (runs.size() - 1) / 4;
-    std::nth_element(runs.begin(), runs.begin() + i, runs.end());
-    return {runs[i].first, runs[i].second};
+    std::nth_element(runs.begin(), runs.begin() + i, runs.end(),
+                     [](const Figure& a, const Figure& b) {
+                       return a.cycles < b.cycles;
+                     });
+    return runs[i];
   }
 
   // The clock: the median over every bracket so far.
@@ -120,13 +149,22 @@ class CycleTimer {
 };
 
 // 2 MiB-aligned (so transparent huge pages can back it) and written once, so
-// every page is mapped before anything is timed.
+// every page is mapped before anything is timed. With `huge`, asks for huge
+// pages (where the kernel has transparent huge pages in `madvise` mode, as
+// Debian's has, nothing else gets them): what a working set that fits a
+// cache costs to read then does not depend on which 4 KiB pages the process
+// was given. Without, the dense L2 line of the Intel Xeon guest read 1.82
+// cycles in one process and 1.65 in the next, each steady within itself.
+// The DRAM sets keep 4 KiB pages, as the operands an engine passes have:
+// page walks are part of what streaming them costs (huge pages made the
+// dense DRAM line a quarter cheaper there).
 struct Buffer {
-  explicit Buffer(size_t want) {
+  Buffer(size_t want, bool huge) {
     constexpr size_t kAlign = size_t{2} << 20;
     bytes = (want + kAlign - 1) / kAlign * kAlign;
     p = static_cast<float*>(std::aligned_alloc(kAlign, bytes));
     if (p == nullptr) return;
+    if (huge) madvise(p, bytes, MADV_HUGEPAGE);  // a hint; fine if refused
     size_t n = bytes / sizeof(float);
     for (size_t i = 0; i < n; ++i) p[i] = 1e-3f * static_cast<float>(i % 7);
   }
@@ -226,7 +264,8 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
 
   // Working sets by the host's cache sizes, each a power of two of at least
   // one 16 KiB panel: half of L1d (at most 16 KiB) ... the DRAM set at least
-  // 8x L3 so no cache holds it. One buffer serves every level.
+  // 8x L3 so no cache holds it. The DRAM buffer serves the DRAM figures, a
+  // second one in huge pages the cache levels (Buffer).
   const int64_t l1 = 16 << 10;
   const int64_t l2 = std::max(FloorPow2(cpu.l2_bytes / 2), 4 * l1);
   const int64_t l3 = std::max(
@@ -241,7 +280,7 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
       4 * l3, kPanelRows * kPitchFloats * sizeof(float));
   std::unique_ptr<Buffer> buf;
   for (; dram >= least; dram /= 2) {
-    buf = std::make_unique<Buffer>(static_cast<size_t>(dram));
+    buf = std::make_unique<Buffer>(static_cast<size_t>(dram), false);
     if (buf->p != nullptr) break;
   }
   if (buf == nullptr || buf->p == nullptr)
@@ -283,24 +322,53 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
         ops_per_cycle([&](int64_t n) { ZmmL1Stores(buf->p, n); });
   }
 
-  // 3. Lines from each level, dense and strided.
+  // 3. Lines from each level, dense and strided: every figure in
+  // `level_rounds` interleaved rounds, so that something that slows the
+  // core for a while (a fresh process's first passes over memory read the
+  // strided L1 panel at 32 cycles a line for 7 runs in a row, then 3.1)
+  // slows a few runs of each figure rather than every run of one.
   const char* names[] = {"l1", "l2", "l3", "dram"};
   const int64_t sets[] = {l1, l2, l3, dram};
+  const int64_t cache_bytes =
+      std::max<int64_t>(l3, kPanelRows * kPitchFloats * sizeof(float));
+  const Buffer cache_set(static_cast<size_t>(cache_bytes), true);
+  if (cache_set.p == nullptr)
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "cannot calibrate: the ", cache_bytes >> 10,
+        " KiB working set for the cache levels could not be allocated"));
+  struct LevelRuns {
+    CycleTimer::RunCount dense_count, strided_count;
+    std::vector<CycleTimer::Figure> dense, strided;
+  };
+  std::array<LevelRuns, 4> level_runs;
+  const int rounds = std::max(1, o.level_rounds);
+  const int reps = std::max(1, (o.reps + rounds - 1) / rounds);
+  for (int round = 0; round < rounds; ++round)
+    for (int i = 0; i < 4; ++i) {
+      float* set = i < 3 ? cache_set.p : buf->p;
+      const size_t lines = static_cast<size_t>(sets[i]) / kLine;
+      // Every set is a power-of-two multiple of one panel (16 KiB).
+      const size_t panels = std::min(lines / kPanelRows, kPanelsPerRow);
+      const size_t bands = lines / (kPanelRows * panels);
+      LevelRuns& r = level_runs[i];
+      const bool warm = i < 3;
+      timer.Time([&](int64_t n) { DensePasses(set, lines, n); },
+                 &r.dense_count, reps, &r.dense, warm);
+      timer.Time(
+          [&](int64_t n) { StridedPasses(set, bands, panels, n); },
+          &r.strided_count, reps, &r.strided, warm);
+    }
   for (int i = 0; i < 4; ++i) {
     Calibration::LevelReads& r = c.levels[i];
     r.name = names[i];
     r.bytes = sets[i];
-    const size_t lines = static_cast<size_t>(sets[i]) / kLine;
+    const double lines = static_cast<double>(sets[i] / kLine);
     r.dense_cycles =
-        cycles_per([&](int64_t n) { DensePasses(buf->p, lines, n); }, 1) /
-        static_cast<double>(lines);
-    // Every set is a power-of-two multiple of one panel (16 KiB).
-    const size_t panels = std::min(lines / kPanelRows, kPanelsPerRow);
-    const size_t bands = lines / (kPanelRows * panels);
+        CycleTimer::FirstQuartile(std::move(level_runs[i].dense)).cycles /
+        lines;
     r.strided_cycles =
-        cycles_per([&](int64_t n) { StridedPasses(buf->p, bands, panels, n); },
-                   1) /
-        static_cast<double>(lines);
+        CycleTimer::FirstQuartile(std::move(level_runs[i].strided)).cycles /
+        lines;
   }
   c.ghz = timer.Ghz();
 

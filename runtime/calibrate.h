@@ -10,7 +10,8 @@
 // DRAM working set (half as much, then a quarter, if that fails). Each
 // figure in cycles is the first quartile over `reps` timed runs of at least
 // `min_run_seconds`, each run's time over the clock measured just before and
-// after it; the DRAM run lengths and the prefetched stream are medians over
+// after it (the line figures' runs spread over `level_rounds` interleaved
+// rounds); the DRAM run lengths and the prefetched stream are medians over
 // `dram_rounds` interleaved rounds. All are timed in the thread's CPU time,
 // so that waiting for a shared core is not counted.
 #ifndef AMARENA_RUNTIME_CALIBRATE_H_
@@ -29,6 +30,9 @@ namespace amarena {
 struct CalibrationOptions {
   int reps = 7;
   double min_run_seconds = 0.005;  // of the thread's CPU time
+  // Rounds of the line figures (each level's dense and strided reads), which
+  // share `reps` runs between them (rounded up: 8 rounds of 1).
+  int level_rounds = 8;
   // Rounds of the DRAM run-length passes (one pass of each length a round).
   int dram_rounds = 7;
 };
