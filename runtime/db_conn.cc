@@ -210,6 +210,15 @@ absl::Status DbConn::Exec(const char* sql, absl::string_view what) {
   return rc == SQLITE_OK ? absl::OkStatus() : Fail(rc, what);
 }
 
+absl::Status DbConn::ExecUntilNotBusy(const char* sql,
+                                      absl::string_view what) {
+  for (int tries = 0;; ++tries) {
+    const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
+    if ((rc & 0xff) != SQLITE_BUSY || !OnBusy(this, tries))
+      return rc == SQLITE_OK ? absl::OkStatus() : Fail(rc, what);
+  }
+}
+
 absl::StatusOr<int64_t> DbConn::Int(const char* sql, absl::string_view what) {
   DbStmt q;
   int rc = sqlite3_prepare_v2(db_, sql, -1, q.slot(), nullptr);
@@ -273,9 +282,11 @@ absl::StatusOr<DbConn::Version> DbConn::Migrate() {
 absl::StatusOr<DbConn::Version> DbConn::CreateSchema() {
   // Neither can be set inside a transaction, and auto_vacuum only before the
   // first page is written, which setting WAL mode does.
-  AMARENA_RETURN_IF_ERROR(
-      Exec("PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL",
-           "set the journal mode of"));
+  // Several processes making one new file all get here: the journal mode
+  // change is where they meet (db_concurrency_test.sh, eight creators).
+  AMARENA_RETURN_IF_ERROR(ExecUntilNotBusy(
+      "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL",
+      "set the journal mode of"));
   AMARENA_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "lock (to create)"));
   absl::StatusOr<Version> v = ReadVersion();  // again, with the lock held
   if (v.ok() && *v == Version::kEmpty) {

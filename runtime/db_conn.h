@@ -110,6 +110,12 @@ class DbConn {
 
   // `what` completes "cannot <what> search database PATH" in messages.
   absl::Status Exec(const char* sql, absl::string_view what);
+  // Exec of a statement that takes a shared lock and then an exclusive one
+  // (a journal mode change): SQLite fails such a statement at once, without
+  // the busy handler, when another connection also holds a shared lock and
+  // wants more (waiting could deadlock), so it is run again after a short
+  // nap, until the deadline.
+  absl::Status ExecUntilNotBusy(const char* sql, absl::string_view what);
   // The first integer `sql` returns (a PRAGMA, a count).
   absl::StatusOr<int64_t> Int(const char* sql, absl::string_view what);
   // `rc` (an SQLite result code) as a Status: see the file comment.

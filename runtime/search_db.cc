@@ -167,7 +167,8 @@ absl::StatusOr<std::unique_ptr<DbConn>> SearchDb::Connect() {
     } else {
       if (!p.wal && !read_only_ && p.kind == PathProbe::kSqlite)
         AMARENA_RETURN_IF_ERROR(
-            c->Exec("PRAGMA journal_mode=WAL", "set the journal mode of"));
+            c->ExecUntilNotBusy("PRAGMA journal_mode=WAL",
+                                "set the journal mode of"));
       AMARENA_RETURN_IF_ERROR(c->Prepare());
       return c;
     }
