@@ -69,6 +69,11 @@ struct FidelityOptions {
   double ms = 200;     // timing budget per tree, in ms
   int rounds = 3;      // timing rounds over all the trees
   double slow = 8;     // trees this many times slower than the pick: 1 round
+  // Rounds of the head-to-head that gives the regret: the pick, the
+  // `contenders` fastest other trees of the rounds above, and the other
+  // tables' picks, timed afresh (0: the regret of the rounds above).
+  int confirm = 5;
+  int contenders = 5;
   // Shipped price tables whose picks are timed beside the host's, each with
   // its regret ("all": every shipped table but the host's own).
   std::vector<std::string> against;

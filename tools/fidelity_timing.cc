@@ -59,7 +59,8 @@ void Prepare(const Spec& spec, const Target& target, Operands& ops,
 }
 
 void TimeRound(std::vector<std::unique_ptr<Operands>>& sets,
-               const bench::BatchTimerOptions& topt, Measured& m) {
+               const bench::BatchTimerOptions& topt, Measured& m,
+               bool confirming) {
   const CompiledKernel& kernel = *m.kernel;
   size_t next = 0;
   const bench::BatchTiming t = bench::TimeBatches(
@@ -68,6 +69,10 @@ void TimeRound(std::vector<std::unique_ptr<Operands>>& sets,
         next = next + 1 == sets.size() ? 0 : next + 1;
       },
       topt);
+  if (confirming) {
+    m.confirm.push_back(t.median_ns);
+    return;
+  }
   m.rounds.push_back(t.median_ns);
   m.time.min_ns =
       m.rounds.size() == 1 ? t.min_ns : std::min(m.time.min_ns, t.min_ns);
@@ -87,6 +92,7 @@ std::string TreeJson(const Measured& m, double flops) {
     j.Add("rounds", static_cast<int64_t>(m.rounds.size()));
     j.Add("batch", m.time.batch);
     j.Add("batches", m.time.batches);
+    if (!m.confirm.empty()) j.Add("confirm_median_ns", m.confirm_ns);
   } else {
     j.Add("message", m.message);
   }

@@ -33,6 +33,11 @@ struct Measured {
   // them), the fastest batch of all, and the batches timed in all.
   std::vector<double> rounds;
   bench::BatchTiming time;
+  // The confirmation rounds (a head-to-head of the pick, the fastest trees
+  // of the rounds above and the other tables' picks, on fresh timings), and
+  // their median; 0 for a tree not in them.
+  std::vector<double> confirm;
+  double confirm_ns = 0;
 };
 
 // Operand sets for the timed calls. Warm: one set, so a call finds what the
@@ -49,9 +54,11 @@ void Prepare(const Spec& spec, const Target& target, Operands& ops,
              Measured& m);
 
 // One round of timing for a prepared tree: the per-call median and minimum
-// of its batches go into m.rounds and m.time.min_ns.
+// of its batches go into m.rounds and m.time.min_ns, or with `confirming`
+// the median into m.confirm.
 void TimeRound(std::vector<std::unique_ptr<Operands>>& sets,
-               const bench::BatchTimerOptions& topt, Measured& m);
+               const bench::BatchTimerOptions& topt, Measured& m,
+               bool confirming = false);
 
 // The tree's entry in the JSON report.
 std::string TreeJson(const Measured& m, double flops);

@@ -11,7 +11,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 out=$("$amarena" fidelity "matmul 8x8x8 f32" --trees 9 --k 3 --decisions 3 \
-      --ms 0.2 --rounds 2 --slow 0 --seed 5 --json "$tmp/f.json" 2>&1)
+      --ms 0.2 --rounds 2 --slow 0 --seed 5 --confirm 3 --contenders 2 \
+      --json "$tmp/f.json" 2>&1)
 status=$?
 if [ $status -ne 0 ] || ! grep -q "^rho:" <<<"$out" ||
    ! grep -q "^regret:" <<<"$out" || ! grep -q "^pick:" <<<"$out"; then
@@ -45,12 +46,44 @@ for key in ("rho", "rho_near", "regret", "rho_min", "regret_min"):
     assert v is None or isinstance(v, (int, float)), (key, v)
 assert r["rho"] is None or -1 <= r["rho"] <= 1
 assert r["regret"] is None or r["regret"] >= 0
+# The head-to-head: the pick and the 2 fastest others by the rounds, timed
+# 3 more times each; the regret and the fastest tree come from it.
+assert r["confirm_rounds"] == 3, r["confirm_rounds"]
+final = [t for t in trees if "confirm_median_ns" in t]
+ok = sorted((t for t in trees[1:] if t["status"] == "ok"),
+            key=lambda t: t["median_ns"])
+assert final and final[0] is trees[0], "the pick is not in the head-to-head"
+assert [t["schedule"] for t in final[1:]] == sorted(
+    [t["schedule"] for t in ok[:2]],
+    key=[t["schedule"] for t in trees].index), "not the 2 fastest others"
+best = min(final, key=lambda t: t["confirm_median_ns"])
+assert r["fastest"] == best["schedule"], "fastest is not the head-to-head's"
+want = trees[0]["confirm_median_ns"] / best["confirm_median_ns"] - 1
+assert abs(r["regret"] - want) < 1e-4, (r["regret"], want)  # 6 digits
+assert r["regret_screen"] >= 0
 PY
 then
   echo "FAIL: the JSON report: $(cat "$tmp/f.json")"
   fail=1
 else
   echo "ok:   the JSON report is well formed"
+fi
+
+# --confirm 0: no head-to-head; the regret is that of the rounds of all trees.
+if ! "$amarena" fidelity "matmul 8x8x8 f32" --trees 5 --k 2 --decisions 2 \
+     --ms 0.2 --rounds 2 --confirm 0 --seed 5 --json "$tmp/c.json" \
+     >/dev/null 2>&1 ||
+   ! python3 - "$tmp/c.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["confirm_rounds"] == 0 and r["regret"] == r["regret_screen"], r
+assert not any("confirm_median_ns" in t for t in r["trees"])
+PY
+then
+  echo "FAIL: fidelity --confirm 0: $(cat "$tmp/c.json" 2>/dev/null)"
+  fail=1
+else
+  echo "ok:   --confirm 0 reports the rounds' regret"
 fi
 
 # --slow: with a threshold far below 1, every tree but the pick counts as
