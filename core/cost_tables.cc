@@ -126,9 +126,9 @@ PriceTable XeonAmx() {
   // zmm loads and stores at 2 and 1 a cycle against 3 and 2 for ymm.
   c.load_zmm = 3;
   c.store_zmm = 6;
-  // ymm loads and broadcasts among FMAs at 1.8 a cycle (a 3x32 tile as four
-  // 3x8 kernels: 8.9 cycles per 16 loads and 12 FMAs).
-  c.load_beside_fma = 3;
+  // ymm loads and broadcasts among FMAs at 1.5 a cycle (a 3x32 tile as two
+  // 3x16 kernels in a k loop: 6.5-6.6 cycles per 10 loads and 12 FMAs).
+  c.load_beside_fma = 4;
   // Found by timing whole trees, one thread, paired picks against the
   // picks without (docs/calibration.md): the broadcast kernel's stream
   // prefetches (f32 1x2048x16384 1.24x AVX-512, 1.40x AVX2; calibrate's

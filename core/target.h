@@ -119,14 +119,16 @@ struct CostParams {
   int64_t fma_zmm = 0;
   int64_t load_zmm = 0;
   int64_t store_zmm = 0;
-  // The price of a load or broadcast the broadcast kernel issues among its
-  // FMAs, where it is more than `load` (0: the same): measured by `amarena
-  // calibrate` in a loop of 16 loads and 12 FMAs (a 3x32 ymm tile run as
-  // four 3x8 kernels). On the Intel guest ymm loads alone ran 3.0 a cycle
-  // (price 2) and beside FMAs 1.8 (price 3): that loop, 3x8 kernels, ran at
-  // 8.9 cycles per 12 FMAs against 6.1 for 6x16 ones (8 loads), and 64³
-  // with AVX2 at 0.80x the speed of a 6x16 tree the model priced alike. A
-  // vector kernel pays at least its plain load price (Target::
+  // The price of a ymm load or broadcast the broadcast kernel issues among
+  // its FMAs, where it is more than `load` (0: the same): measured by
+  // `amarena calibrate` as the price with which the kernel's
+  // max(FMAs, loads) gives the time of a k step of a 3x32 ymm tile run as
+  // two 3x16 kernels (10 loads, 12 FMAs) walking A and B as a k loop does.
+  // On the Intel guest ymm loads alone ran 3.0 a cycle (price 2) and such a
+  // step took 6.5 cycles against the FMAs' 6.0 (price 4); 3x32 tiles then
+  // lose to 6x16 ones (8 loads), which the model had priced alike at price
+  // 3: picks that changed ran 0.87-0.98x the time (docs/calibration.md).
+  // ymm only: an AVX-512 target keeps its zmm load price (Target::
   // BroadcastLoadPrice).
   int64_t load_beside_fma = 0;
   // 1: the broadcast kernel prefetches a B it streams from memory ahead of
@@ -216,9 +218,10 @@ struct Target {
   int64_t FmaPrice() const { return Zmm(cost.fma_zmm, cost.fma); }
   int64_t LoadPrice() const { return Zmm(cost.load_zmm, cost.load); }
   // A load or broadcast issued among the broadcast kernel's FMAs
-  // (CostParams::load_beside_fma).
+  // (CostParams::load_beside_fma, measured with ymm).
   int64_t BroadcastLoadPrice() const {
-    return std::max(LoadPrice(), cost.load_beside_fma);
+    return isa == Isa::kAvx2 ? std::max(LoadPrice(), cost.load_beside_fma)
+                             : LoadPrice();
   }
   int64_t StorePrice() const { return Zmm(cost.store_zmm, cost.store); }
   // What a view from L2 into L1 whose lines cost `traffic` at L2's prices

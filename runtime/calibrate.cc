@@ -313,8 +313,8 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   c.loads_per_cycle = ops_per_cycle([&](int64_t n) { L1Loads(buf->p, n); });
   c.stores_per_cycle = ops_per_cycle([&](int64_t n) { L1Stores(buf->p, n); });
   c.loads_beside_fmas_per_cycle =
-      kMixLoads / cycles_per([&](int64_t n) { LoadsBesideFmas(buf->p, n); },
-                             1024);
+      kMixLoads * kMixSteps /
+      cycles_per([&](int64_t n) { LoadsBesideFmas(buf->p, n); }, 8);
   if (cpu.avx512f) {
     c.zmm_loads_per_cycle =
         ops_per_cycle([&](int64_t n) { ZmmL1Loads(buf->p, n); });
@@ -432,7 +432,9 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   // ymm prices, and zmm ones where a zmm instruction costs more.
   m.fma = PerPipeUnits(c.fma_ymm_per_cycle);
   m.load = PerPipeUnits(c.loads_per_cycle);
-  m.load_beside_fma = PerPipeUnits(c.loads_beside_fmas_per_cycle);
+  // Not whole pipes: what is measured is the price a load must have for the
+  // broadcast kernel's max(FMAs, loads) to give the tile's k step its time.
+  m.load_beside_fma = Units(1 / c.loads_beside_fmas_per_cycle);
   m.store = PerPipeUnits(c.stores_per_cycle);
   m.fma_zmm = ZmmUnits(c.fma_zmm_per_cycle, m.fma);
   m.load_zmm = ZmmUnits(c.zmm_loads_per_cycle, m.load);

@@ -61,8 +61,8 @@ struct Calibration {
   double zmm_loads_per_cycle = 0;
   double zmm_stores_per_cycle = 0;
   // ymm loads and broadcasts per cycle issued among FMAs as the broadcast
-  // kernel issues them (calibrate_loops::LoadsBesideFmas: 16 loads and 12
-  // FMAs a round).
+  // kernels of a 3x32 tile issue them in a k loop
+  // (calibrate_loops::LoadsBesideFmas: 10 loads and 12 FMAs a step).
   double loads_beside_fmas_per_cycle = 0;
 
   // Cycles to read one 64-byte line into registers from a working set that

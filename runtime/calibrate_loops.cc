@@ -209,42 +209,52 @@ void L1Stores(float* p, int64_t iters) {
       : "xmm0", "cc", "memory");
 }
 
-// One B vector of the 3x32 tile and its three rows, as the JIT emits them:
-// a load, then for each row a broadcast of A (rows 256 bytes apart) into
-// one register and its FMA.
+// One row of a 3x16 broadcast kernel: a broadcast of A (row `off` bytes
+// from %[a]) into ymm14 and its two FMAs with the B vectors in ymm12-13.
 // clang-format off
-#define AMARENA_MIX(j, a0, a1, a2)                                        \
-  "vmovups " #j "*32(%[p]), %%ymm12\n\t"                                  \
-  "vbroadcastss 128+" #j "*4(%[p]), %%ymm13\n\t"                          \
-  "vfmadd231ps %%ymm13, %%ymm12, %%ymm" #a0 "\n\t"                        \
-  "vbroadcastss 384+" #j "*4(%[p]), %%ymm13\n\t"                          \
-  "vfmadd231ps %%ymm13, %%ymm12, %%ymm" #a1 "\n\t"                        \
-  "vbroadcastss 640+" #j "*4(%[p]), %%ymm13\n\t"                          \
-  "vfmadd231ps %%ymm13, %%ymm12, %%ymm" #a2 "\n\t"
+#define AMARENA_MIX_ROW(off, acc0, acc1)                                  \
+  "vbroadcastss " #off "(%[a]), %%ymm14\n\t"                             \
+  "vfmadd231ps %%ymm14, %%ymm12, %%ymm" #acc0 "\n\t"                     \
+  "vfmadd231ps %%ymm14, %%ymm13, %%ymm" #acc1 "\n\t"
 // clang-format on
 
 void LoadsBesideFmas(const float* p, int64_t iters) {
-  asm volatile(
-      "vxorps %%xmm0, %%xmm0, %%xmm0\n\t"
-      "vxorps %%xmm1, %%xmm1, %%xmm1\n\t"
-      "vxorps %%xmm2, %%xmm2, %%xmm2\n\t"
-      "vxorps %%xmm3, %%xmm3, %%xmm3\n\t"
-      "vxorps %%xmm4, %%xmm4, %%xmm4\n\t"
-      "vxorps %%xmm5, %%xmm5, %%xmm5\n\t"
-      "vxorps %%xmm6, %%xmm6, %%xmm6\n\t"
-      "vxorps %%xmm7, %%xmm7, %%xmm7\n\t"
-      "vxorps %%xmm8, %%xmm8, %%xmm8\n\t"
-      "vxorps %%xmm9, %%xmm9, %%xmm9\n\t"
-      "vxorps %%xmm10, %%xmm10, %%xmm10\n\t"
-      "vxorps %%xmm11, %%xmm11, %%xmm11\n\t"
-      "1:\n\t" AMARENA_MIX(0, 0, 4, 8) AMARENA_MIX(1, 1, 5, 9)
-          AMARENA_MIX(2, 2, 6, 10) AMARENA_MIX(3, 3, 7, 11)
-      "dec %[n]\n\tjnz 1b\n\tvzeroupper\n\t"
-      : [n] "+r"(iters)
-      : [p] "r"(p)
-      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
-        "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15",
-        "cc", "memory");
+  const float* a0 = p;                           // 3 rows, 8 KiB apart
+  const float* b0 = p + (16 << 10) / sizeof(float);  // the B panel
+  for (int64_t pass = 0; pass < iters; ++pass) {
+    const float* a = a0;
+    const float* b = b0;
+    int64_t k = kMixSteps;
+    asm volatile(
+        "vxorps %%xmm0, %%xmm0, %%xmm0\n\t"
+        "vxorps %%xmm1, %%xmm1, %%xmm1\n\t"
+        "vxorps %%xmm2, %%xmm2, %%xmm2\n\t"
+        "vxorps %%xmm3, %%xmm3, %%xmm3\n\t"
+        "vxorps %%xmm4, %%xmm4, %%xmm4\n\t"
+        "vxorps %%xmm5, %%xmm5, %%xmm5\n\t"
+        "vxorps %%xmm6, %%xmm6, %%xmm6\n\t"
+        "vxorps %%xmm7, %%xmm7, %%xmm7\n\t"
+        "vxorps %%xmm8, %%xmm8, %%xmm8\n\t"
+        "vxorps %%xmm9, %%xmm9, %%xmm9\n\t"
+        "vxorps %%xmm10, %%xmm10, %%xmm10\n\t"
+        "vxorps %%xmm11, %%xmm11, %%xmm11\n\t"
+        "1:\n\t"
+        "vmovups (%[b]), %%ymm12\n\t"
+        "vmovups 32(%[b]), %%ymm13\n\t"
+        AMARENA_MIX_ROW(0, 0, 1) AMARENA_MIX_ROW(8192, 2, 3)
+        AMARENA_MIX_ROW(16384, 4, 5)
+        "vmovups 64(%[b]), %%ymm12\n\t"
+        "vmovups 96(%[b]), %%ymm13\n\t"
+        AMARENA_MIX_ROW(0, 6, 7) AMARENA_MIX_ROW(8192, 8, 9)
+        AMARENA_MIX_ROW(16384, 10, 11)
+        "add $4, %[a]\n\tadd $128, %[b]\n\tdec %[k]\n\tjnz 1b\n\t"
+        "vzeroupper\n\t"
+        : [k] "+r"(k), [a] "+r"(a), [b] "+r"(b)
+        :
+        : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+          "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",
+          "xmm15", "cc", "memory");
+  }
 }
 
 // 32 zmm loads / stores covering the 2 KiB at %[p] (only where AVX-512F is).
@@ -294,5 +304,6 @@ void ZmmL1Stores(float* p, int64_t iters) {
 #undef AMARENA_ST
 #undef AMARENA_ST8
 #undef AMARENA_ST32
+#undef AMARENA_MIX_ROW
 
 }  // namespace amarena::calibrate_loops

@@ -178,6 +178,13 @@ TEST(PriceTableTest, LoadsBesideFmasCostAtLeastALoad) {
   same.load_beside_fma = 2;
   EXPECT_EQ(ClampPrices(same).load_beside_fma, 0);
   EXPECT_EQ(ClampPrices(beside).load_beside_fma, 3);
+  // Measured with ymm: an AVX-512 target keeps its zmm load price.
+  Target avx512 = Target::Avx512({});
+  beside.load_zmm = 3;
+  beside.load_beside_fma = 5;
+  avx512.SetPrices(beside);
+  EXPECT_EQ(avx512.BroadcastLoadPrice(), avx512.LoadPrice());
+  EXPECT_EQ(avx512.BroadcastLoadPrice(), 3);
 }
 
 // A view from L2 into L1 beside zmm kernels streams at the table's share of

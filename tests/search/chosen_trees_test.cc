@@ -244,5 +244,37 @@ TEST(ChosenTreeTest, DearLoadsBesideFmasKeepBroadcastKernelsWide) {
   EXPECT_GT(kernels, 0) << PrintImpl(**impl);
 }
 
+// At the Intel guest's price of 4 (a 3x32 tile's k step as two 3x16
+// kernels, 10 loads, took 6.5 cycles where a 6x16 kernel's took 6.0), 100^3
+// with AVX2 runs no 3-row kernels (3x32 register tiles as two 3x16 kernels a
+// step, which ran 1.02x slower there); at 3 the model priced the two alike
+// and took the 3-row ones.
+int ThreeRowKernels(int64_t load_beside_fma) {
+  Target t = Avx2();
+  CostParams beside = t.cost;
+  beside.load = 2;
+  beside.load_beside_fma = load_beside_fma;
+  t.SetPrices(beside);
+  Searcher s(t);
+  auto impl = s.Solve(t.Bind(Spec::Matmul(100, 100, 100)));
+  EXPECT_TRUE(impl.ok()) << impl.status();
+  if (!impl.ok()) return -1;
+  int three = 0, kernels = 0;
+  ForEachNode(**impl, [&](const ImplNode& n) {
+    if (n.how.type != NodeType::kKernel ||
+        n.how.kernel != KernelId::kBroadcastFma)
+      return;
+    ++kernels;
+    three += n.spec.m == 3;
+  });
+  EXPECT_GT(kernels, 0) << PrintImpl(**impl);
+  return three;
+}
+
+TEST(ChosenTreeTest, LoadsBesideFmasAtFourTakeNoThreeRowKernels) {
+  EXPECT_EQ(ThreeRowKernels(4), 0);
+  EXPECT_GT(ThreeRowKernels(3), 0);
+}
+
 }  // namespace
 }  // namespace amarena
