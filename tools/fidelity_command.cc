@@ -39,6 +39,7 @@
 #include "core/price_table.h"
 #include "runtime/prices.h"
 #include "tools/commands.h"
+#include "tools/fidelity_against.h"
 #include "tools/fidelity_timing.h"
 #include "tools/json.h"
 #include "tools/rank_correlation.h"
@@ -50,61 +51,6 @@ namespace {
 // of a random action per node, so the sample spans trees near the best and
 // far from it.
 constexpr double kExplore[] = {1.0, 0.5, 0.25, 0.1};
-
-// Another price table's pick for the same Spec, timed beside the host's.
-struct OtherPick {
-  std::string label;
-  ImplPtr tree;  // rebuilt under the host's prices (its cost is the host's)
-  size_t index = 0;  // its entry among the measured trees
-};
-
-// The shipped tables `names` asks for ("all": every one but `host_label`),
-// or InvalidArgument naming an unknown label and the known ones.
-absl::StatusOr<std::vector<const PriceTable*>> AgainstTables(
-    const std::vector<std::string>& names, const std::string& host_label) {
-  std::vector<const PriceTable*> out;
-  auto push = [&](const PriceTable* t) {
-    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
-  };
-  for (const std::string& name : names) {
-    if (name == "all") {
-      for (const PriceTable& t : ShippedPriceTables())
-        if (t.label != host_label) push(&t);
-      continue;
-    }
-    const PriceTable* t = FindShipped(name);
-    if (t == nullptr) {
-      std::string known;
-      for (const PriceTable& k : ShippedPriceTables())
-        absl::StrAppend(&known, known.empty() ? "" : ", ", k.label);
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--against: no shipped price table '", name, "' (known: ", known,
-          ", all)"));
-    }
-    push(t);
-  }
-  return out;
-}
-
-// The tree the search picks for `root` under `table`'s prices and the
-// host's caches, replayed under the host's target so that its model cost
-// is comparable with the other trees'.
-absl::StatusOr<ImplPtr> PickUnder(const PriceTable& table, const Spec& root,
-                                  const Target& host) {
-  Target other = host;
-  other.SetPrices(table.cost);
-  // The table's L3 share is its own: the root's budget (the host's whole
-  // budget, unless the Spec names one) becomes the table's. The pick is
-  // then priced with the host's prices under that budget.
-  Spec other_root = root;
-  if (root.budget == host.MaxBudget()) other_root.budget = other.MaxBudget();
-  Searcher searcher(other);
-  absl::StatusOr<ImplPtr> pick = searcher.Solve(other_root);
-  if (!pick.ok()) return pick.status();
-  Target priced = other;
-  priced.cost = host.cost;
-  return Replay(other_root, EncodeDecisions(**pick), priced);
-}
 
 }  // namespace
 
@@ -307,68 +253,14 @@ int FidelityCommand(const FidelityOptions& opt) {
   const int rounds = std::max(1, opt.rounds);
   topt.budget_ns = opt.ms * 1e6 / rounds;
   topt.min_batches = (5 + rounds - 1) / rounds;
-  // Far slower trees than the pick keep their first round only: their rank
-  // is not in doubt, and at 1024^3 a few random trees that take seconds a
-  // call took most of the run.
-  auto too_slow = [&](const Measured& m) {
-    const Measured& pick = all.front();
-    return opt.slow > 0 && &m != &pick && pick.status == "ok" &&
-           !pick.rounds.empty() &&
-           m.rounds.front() > opt.slow * pick.rounds.front();
-  };
-  // The first round times the pick first (too_slow compares with it); the
-  // others go in an order shuffled by --seed, so that no tree always runs
-  // right after the same one (in a fixed order the pick always followed the
-  // last random tree).
-  std::vector<size_t> order(all.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  // The first round times the pick first (the slow-tree rule compares with
+  // it); --seed orders the rest.
   std::mt19937_64 shuffle(opt.seed);
-  for (int r = 0; r < rounds; ++r) {
-    if (r > 0) std::shuffle(order.begin(), order.end(), shuffle);
-    for (size_t i : order) {
-      Measured& m = all[i];
-      if (m.status == "ok" && (r == 0 || !too_slow(m)))
-        TimeRound(sets, topt, m);
-    }
-  }
-  for (Measured& m : all) {
-    if (m.status != "ok") continue;
-    std::sort(m.rounds.begin(), m.rounds.end());
-    m.time.median_ns = m.rounds[m.rounds.size() / 2];
-  }
-  // The head-to-head: the fastest of many noisy medians is the luckiest as
-  // much as the fastest (on a shared host, 50 trees of equal speed would
-  // give a "fastest" a few per cent ahead of the rest), so the regret comes
-  // from fresh rounds of the pick, the fastest few and the other tables'
-  // picks, in an order shuffled each round.
-  std::vector<size_t> finalists;
-  if (opt.confirm > 0 && all[0].status == "ok") {
-    std::vector<size_t> by_time;
-    for (size_t i = 1; i < all.size(); ++i)
-      if (all[i].status == "ok") by_time.push_back(i);
-    std::sort(by_time.begin(), by_time.end(), [&](size_t a, size_t b) {
-      return all[a].time.median_ns < all[b].time.median_ns;
-    });
-    finalists.push_back(0);
-    for (size_t i = 0;
-         i < by_time.size() && static_cast<int>(i) < opt.contenders; ++i)
-      finalists.push_back(by_time[i]);
-    for (const OtherPick& o : others)
-      if (all[o.index].status == "ok" &&
-          std::find(finalists.begin(), finalists.end(), o.index) ==
-              finalists.end())
-        finalists.push_back(o.index);
-    for (int r = 0; r < opt.confirm; ++r) {
-      std::shuffle(finalists.begin(), finalists.end(), shuffle);
-      for (size_t i : finalists) TimeRound(sets, topt, all[i], true);
-    }
-    std::sort(finalists.begin(), finalists.end());
-    for (size_t i : finalists) {
-      Measured& m = all[i];
-      std::sort(m.confirm.begin(), m.confirm.end());
-      m.confirm_ns = m.confirm[m.confirm.size() / 2];
-    }
-  }
+  TimeAllRounds(sets, topt, all, rounds, opt.slow, shuffle);
+  std::vector<size_t> also;
+  for (const OtherPick& o : others) also.push_back(o.index);
+  const std::vector<size_t> finalists =
+      HeadToHead(sets, topt, all, opt.contenders, also, opt.confirm, shuffle);
   for (size_t i = 0; i < all.size(); ++i) {
     Measured& m = all[i];
     m.kernel.reset();

@@ -80,6 +80,73 @@ void TimeRound(std::vector<std::unique_ptr<Operands>>& sets,
   m.time.batches += t.batches;
 }
 
+namespace {
+
+// The median of `v` (sorted in place).
+double MedianOf(std::vector<double>& v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+void TimeAllRounds(std::vector<std::unique_ptr<Operands>>& sets,
+                   const bench::BatchTimerOptions& topt,
+                   std::vector<Measured>& all, int rounds, double slow,
+                   std::mt19937_64& rng) {
+  const Measured& pick = all.front();
+  // Far slower trees than the pick keep their first round only: their rank
+  // is not in doubt, and at 1024^3 a few random trees that take seconds a
+  // call took most of the run.
+  auto too_slow = [&](const Measured& m) {
+    return slow > 0 && &m != &pick && pick.status == "ok" &&
+           !pick.rounds.empty() && m.rounds.front() > slow * pick.rounds.front();
+  };
+  // In a fixed order the pick always followed the last random tree.
+  std::vector<size_t> order(all.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  for (int r = 0; r < rounds; ++r) {
+    if (r > 0) std::shuffle(order.begin(), order.end(), rng);
+    for (size_t i : order) {
+      Measured& m = all[i];
+      if (m.status == "ok" && (r == 0 || !too_slow(m)))
+        TimeRound(sets, topt, m);
+    }
+  }
+  for (Measured& m : all)
+    if (m.status == "ok") m.time.median_ns = MedianOf(m.rounds);
+}
+
+std::vector<size_t> HeadToHead(std::vector<std::unique_ptr<Operands>>& sets,
+                               const bench::BatchTimerOptions& topt,
+                               std::vector<Measured>& all, int contenders,
+                               const std::vector<size_t>& also, int rounds,
+                               std::mt19937_64& rng) {
+  std::vector<size_t> finalists;
+  if (rounds <= 0 || all.front().status != "ok") return finalists;
+  std::vector<size_t> by_time;
+  for (size_t i = 1; i < all.size(); ++i)
+    if (all[i].status == "ok") by_time.push_back(i);
+  std::sort(by_time.begin(), by_time.end(), [&](size_t a, size_t b) {
+    return all[a].time.median_ns < all[b].time.median_ns;
+  });
+  finalists.push_back(0);
+  for (size_t i = 0; i < by_time.size() && static_cast<int>(i) < contenders;
+       ++i)
+    finalists.push_back(by_time[i]);
+  for (size_t i : also)
+    if (all[i].status == "ok" &&
+        std::find(finalists.begin(), finalists.end(), i) == finalists.end())
+      finalists.push_back(i);
+  for (int r = 0; r < rounds; ++r) {
+    std::shuffle(finalists.begin(), finalists.end(), rng);
+    for (size_t i : finalists) TimeRound(sets, topt, all[i], true);
+  }
+  std::sort(finalists.begin(), finalists.end());
+  for (size_t i : finalists) all[i].confirm_ns = MedianOf(all[i].confirm);
+  return finalists;
+}
+
 std::string TreeJson(const Measured& m, double flops) {
   JsonLine j;
   j.Add("origin", m.origin);

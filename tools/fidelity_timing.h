@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,30 @@ void Prepare(const Spec& spec, const Target& target, Operands& ops,
 void TimeRound(std::vector<std::unique_ptr<Operands>>& sets,
                const bench::BatchTimerOptions& topt, Measured& m,
                bool confirming = false);
+
+// `rounds` rounds of TimeRound over every prepared tree, all[0] (the pick)
+// first in the first round, the others in an order shuffled by `rng` each
+// round after; a tree whose first round took more than `slow` times the
+// pick's (slow > 0) keeps that round only. Sets each timed tree's
+// time.median_ns to the median of its rounds.
+void TimeAllRounds(std::vector<std::unique_ptr<Operands>>& sets,
+                   const bench::BatchTimerOptions& topt,
+                   std::vector<Measured>& all, int rounds, double slow,
+                   std::mt19937_64& rng);
+
+// The head-to-head the regret comes from: the fastest of many noisy medians
+// is the luckiest as much as the fastest (on a shared host, 50 trees of
+// equal speed would give a "fastest" a few per cent ahead of the rest), so
+// the pick (all[0]), the `contenders` fastest other trees and the trees at
+// `also` are timed afresh for `rounds` rounds (confirming), in an order
+// shuffled each round; each one's confirm_ns is the median of those.
+// Returns their indices in increasing order; none when the pick was not
+// timed or rounds is 0.
+std::vector<size_t> HeadToHead(std::vector<std::unique_ptr<Operands>>& sets,
+                               const bench::BatchTimerOptions& topt,
+                               std::vector<Measured>& all, int contenders,
+                               const std::vector<size_t>& also, int rounds,
+                               std::mt19937_64& rng);
 
 // The tree's entry in the JSON report.
 std::string TreeJson(const Measured& m, double flops);
