@@ -105,10 +105,9 @@ std::array<uint64_t, kPackedWords> PackProblem(const Spec& s) {
   // (2 bits each).
   uint64_t tile_facts = 0;
   for (int i = 0; i < 3; ++i)
-    tile_facts |= static_cast<uint64_t>(s.aux[i].layout.spread_code())
-                   << (32 + 3 * i) |
-               static_cast<uint64_t>(s.aux[i].layout.align_code())
-                   << (41 + 2 * i);
+    tile_facts |=
+        static_cast<uint64_t>(s.aux[i].layout.spread_code()) << (32 + 3 * i) |
+        static_cast<uint64_t>(s.aux[i].layout.align_code()) << (41 + 2 * i);
   return {static_cast<uint64_t>(s.m) | static_cast<uint64_t>(s.k) << 31 |
               static_cast<uint64_t>(s.kind) << 62,
           static_cast<uint64_t>(s.n) | static_cast<uint64_t>(s.b) << 31 |

@@ -97,8 +97,8 @@ class CycleTimer {
   // With `warm`, a count sized before is run once untimed first (sizing it
   // warms too): a later round of a figure whose working set fits a cache
   // then finds it there, not evicted by the figures timed in between.
-  void Time(const std::function<void(int64_t)>& run, RunCount* count,
-            int reps, std::vector<Figure>* runs, bool warm = false) {
+  void Time(const std::function<void(int64_t)>& run, RunCount* count, int reps,
+            std::vector<Figure>* runs, bool warm = false) {
     if (count->sized && warm) run(count->n);
     while (!count->sized) {
       const int64_t start = ThreadNs();
@@ -125,10 +125,9 @@ class CycleTimer {
   // or fewer, the least).
   static Figure FirstQuartile(std::vector<Figure> runs) {
     const size_t i = (runs.size() - 1) / 4;
-    std::nth_element(runs.begin(), runs.begin() + i, runs.end(),
-                     [](const Figure& a, const Figure& b) {
-                       return a.cycles < b.cycles;
-                     });
+    std::nth_element(
+        runs.begin(), runs.begin() + i, runs.end(),
+        [](const Figure& a, const Figure& b) { return a.cycles < b.cycles; });
     return runs[i];
   }
 
@@ -351,7 +350,7 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
       const size_t panels = std::min(lines / kPanelRows, kPanelsPerRow);
       const size_t bands = lines / (kPanelRows * panels);
       LevelRuns& r = level_runs[i];
-      const bool warm = i < 3;
+      const bool warm = i < 3;  // the DRAM set is read cold by design
       timer.Time([&](int64_t n) { DensePasses(set, lines, n); },
                  &r.dense_count, reps, &r.dense, warm);
       timer.Time(

@@ -219,8 +219,8 @@ void L1Stores(float* p, int64_t iters) {
 // clang-format on
 
 void LoadsBesideFmas(const float* p, int64_t iters) {
-  const float* a0 = p;                           // 3 rows, 8 KiB apart
-  const float* b0 = p + (16 << 10) / sizeof(float);  // the B panel
+  const float* a0 = p;  // 3 rows, 8 KiB apart, 512 bytes read of each
+  const float* b0 = p + (32 << 10) / sizeof(float);  // the B panel, 16 KiB
   for (int64_t pass = 0; pass < iters; ++pass) {
     const float* a = a0;
     const float* b = b0;

@@ -56,15 +56,15 @@ void ZmmL1Stores(float* p, int64_t iters);
 // JIT runs it, two 3x16 broadcast kernels a step: per kernel, two B vectors
 // and three broadcasts of A, each followed by its two FMAs (kMixLoads loads,
 // kMixFmas FMAs into 12 accumulators), walking A's three rows (8 KiB apart,
-// 4 bytes a step) and a 32-column B panel (128 bytes a step) from `p` as a
-// k loop does; both fit L1 (A's rows 512 bytes, B 16 KiB a pass). Loads
-// issued among FMAs this way go slower than alone: on the Intel Xeon guest
-// a step took 6.5 cycles where a 6x16 tile's (8 loads) took 6.0, the FMAs'
-// bound; with the pointers standing still both took 6.0.
+// 4 bytes a step) and a 32-column B panel (128 bytes a step, from 32 KiB
+// past `p`) as a k loop does; both fit L1 (512 bytes of each row of A, 16
+// KiB of B a pass). Loads issued among FMAs this way go slower than alone:
+// on the Intel Xeon guest a step took 6.5 cycles where a 6x16 tile's (8
+// loads) took 6.0, the FMAs' bound; with the pointers standing still both
+// took 6.0.
 inline constexpr int kMixLoads = 10;
 inline constexpr int kMixFmas = 12;
 inline constexpr int kMixSteps = 128;
-inline constexpr size_t kMixBytes = (16 << 10) + (16 << 10);  // A, B
 void LoadsBesideFmas(const float* p, int64_t iters);
 
 }  // namespace amarena::calibrate_loops

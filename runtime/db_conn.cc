@@ -210,8 +210,7 @@ absl::Status DbConn::Exec(const char* sql, absl::string_view what) {
   return rc == SQLITE_OK ? absl::OkStatus() : Fail(rc, what);
 }
 
-absl::Status DbConn::ExecUntilNotBusy(const char* sql,
-                                      absl::string_view what) {
+absl::Status DbConn::ExecUntilNotBusy(const char* sql, absl::string_view what) {
   for (int tries = 0;; ++tries) {
     const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
     if ((rc & 0xff) != SQLITE_BUSY || !OnBusy(this, tries))

@@ -25,9 +25,9 @@ absl::StatusOr<std::vector<const PriceTable*>> AgainstTables(
       std::string known;
       for (const PriceTable& k : ShippedPriceTables())
         absl::StrAppend(&known, known.empty() ? "" : ", ", k.label);
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--against: no shipped price table '", name, "' (known: ", known,
-          ", all)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--against: no shipped price table '", name,
+                       "' (known: ", known, ", all)"));
     }
     push(t);
   }

@@ -20,7 +20,7 @@ namespace amarena::tools {
 // Another price table's pick for the same Spec, timed beside the host's.
 struct OtherPick {
   std::string label;
-  ImplPtr tree;  // rebuilt under the host's prices (its cost is the host's)
+  ImplPtr tree;      // rebuilt under the host's prices (its cost is the host's)
   size_t index = 0;  // its entry among the measured trees
 };
 

@@ -26,18 +26,18 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "bench/batch_timer.h"
+#include "core/price_table.h"
 #include "core/reference.h"
 #include "core/spec_text.h"
 #include "jit/compile.h"
 #include "jit/cpu_features.h"
 #include "runtime/host.h"
 #include "runtime/operand_check.h"
+#include "runtime/prices.h"
 #include "runtime/supported.h"
 #include "search/alternatives.h"
 #include "search/replay.h"
 #include "search/search.h"
-#include "core/price_table.h"
-#include "runtime/prices.h"
 #include "tools/commands.h"
 #include "tools/fidelity_against.h"
 #include "tools/fidelity_timing.h"
@@ -434,7 +434,8 @@ int FidelityCommand(const FidelityOptions& opt) {
     j.Add("near", static_cast<int64_t>(near_costs.size()));
     j.Add("regret", regret.value_or(NAN));
     j.Add("regret_screen", regret_screen.value_or(NAN));
-    j.Add("confirm_rounds", static_cast<int64_t>(finalists.empty() ? 0 : opt.confirm));
+    j.Add("confirm_rounds",
+          static_cast<int64_t>(finalists.empty() ? 0 : opt.confirm));
     j.Add("rho_min", rho_min.value_or(NAN));
     j.Add("regret_min", regret_min.value_or(NAN));
     j.Add("prices", chosen->table.label);

@@ -100,7 +100,8 @@ void TimeAllRounds(std::vector<std::unique_ptr<Operands>>& sets,
   // call took most of the run.
   auto too_slow = [&](const Measured& m) {
     return slow > 0 && &m != &pick && pick.status == "ok" &&
-           !pick.rounds.empty() && m.rounds.front() > slow * pick.rounds.front();
+           !pick.rounds.empty() &&
+           m.rounds.front() > slow * pick.rounds.front();
   };
   // In a fixed order the pick always followed the last random tree.
   std::vector<size_t> order(all.size());
