@@ -314,27 +314,23 @@ int FidelityCommand(const FidelityOptions& opt) {
       near_times.push_back(times[i]);
     }
   const std::optional<double> rho_near = SpearmanRho(near_costs, near_times);
-  std::optional<double> regret, regret_screen, regret_min;
+  std::optional<double> regret_screen, regret_min;
   if (pick.status == "ok" && fastest != nullptr) {
     regret_screen = pick.time.median_ns / fastest->time.median_ns - 1;
-    regret = regret_screen;
     regret_min = pick.time.min_ns / fastest_min - 1;
   }
   // With a head-to-head, the fastest is its fastest, and every regret is
-  // measured there.
-  const Measured* winner = fastest;
+  // measured there; without, the rounds' (the screen's).
+  const Measured* winner = finalists.empty() ? fastest : &all[finalists[0]];
+  for (size_t i : finalists)
+    if (all[i].confirm_ns < winner->confirm_ns) winner = &all[i];
   auto regret_of = [&](const Measured& m) -> std::optional<double> {
     if (m.status != "ok" || winner == nullptr) return std::nullopt;
     if (finalists.empty()) return m.time.median_ns / winner->time.median_ns - 1;
     if (m.confirm.empty()) return std::nullopt;
     return m.confirm_ns / winner->confirm_ns - 1;
   };
-  if (!finalists.empty()) {
-    winner = &all[finalists[0]];
-    for (size_t i : finalists)
-      if (all[i].confirm_ns < winner->confirm_ns) winner = &all[i];
-    regret = regret_of(pick);
-  }
+  const std::optional<double> regret = regret_of(pick);
 
   std::printf("timed:    %zu, skipped (did not compile): %lld, wrong: %lld\n",
               costs.size(), static_cast<long long>(skipped),
