@@ -170,7 +170,19 @@ bool Wanted(const Action* only, Dim d, int64_t size) {
   return only == nullptr || (only->dim == d && only->size == size);
 }
 
-void TileOut(const Spec& s, const Target&, std::vector<Candidate>& out,
+// A matmul whose row-major C fits one vector across (n at most the f32
+// lanes) and whose B is plain (not in panels or k-pairs, which a vector may
+// not straddle): every tile along n is still one vector a row, so tiling n
+// only repeats the same instructions over narrower tiles. Only single
+// columns are offered, and only of a column-major B (a dot product per
+// column).
+bool NarrowerThanVector(const Spec& s, const Target& t) {
+  const Layout &b = s.aux[1].layout, &c = s.aux[2].layout;
+  return s.IsMatmul() && s.n <= t.f32_lanes && !b.packed() && !b.paired() &&
+         c.row_major() && !c.packed();
+}
+
+void TileOut(const Spec& s, const Target& t, std::vector<Candidate>& out,
              const Action* only) {
   if (s.b > 1) {
     if (Wanted(only, Dim::kB, 1))
@@ -180,8 +192,10 @@ void TileOut(const Spec& s, const Target&, std::vector<Candidate>& out,
   const Spec tiles = WithoutLds(s);
   for (Dim d : {Dim::kM, Dim::kN}) {
     if (only != nullptr && only->dim != d) continue;
+    const bool narrow = d == Dim::kN && NarrowerThanVector(s, t);
+    if (narrow && s.aux[1].layout.row_major()) continue;
     for (int64_t size : TileSizes(s, d))
-      if (Wanted(only, d, size))
+      if (Wanted(only, d, size) && (!narrow || size == 1))
         out.push_back(MakeLoop(s, tiles, ActionKind::kTile, d, size));
   }
 }

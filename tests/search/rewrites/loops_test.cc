@@ -1,7 +1,8 @@
-// The loops over a batch (search/rewrites/loops.cc): a batched matmul is
-// offered only a loop over its batch (tiles of 1; on two or more workers, a
-// parallel one at the root) and the moves of what its batch shares, and the
-// body of the loop is the batch-1 matmul.
+// The loops (search/rewrites/loops.cc): a batched matmul is offered only a
+// loop over its batch (tiles of 1; on two or more workers, a parallel one at
+// the root) and the moves of what its batch shares, and the body of the loop
+// is the batch-1 matmul. A matmul one vector wide is not tiled along n but
+// into single columns of a column-major B.
 #include <set>
 #include <string>
 
@@ -89,6 +90,36 @@ TEST(BatchLoopTest, TheBodyIsTheBatchOneMatmul) {
     }
   }
   EXPECT_EQ(seen, 2);
+}
+
+// The tiles along n offered to a matmul, as "tile n N" descriptors.
+std::set<std::string> TilesAlongN(const char* spec, const Target& t) {
+  std::set<std::string> tiles;
+  for (const std::string& d : Offered(spec, t))
+    if (d.rfind("tile n ", 0) == 0) tiles.insert(d);
+  return tiles;
+}
+
+TEST(NarrowTileTest, OneVectorWideIsNotTiledAlongN) {
+  const Target t = TwoWorkers();  // AVX2: 8 f32 lanes
+  // Five columns are one (masked) vector a row: 4 + 1 or 2 + 2 + 1 would
+  // only repeat the row's instructions.
+  EXPECT_THAT(TilesAlongN("matmul 6x64x5 f32 serial", t), ::testing::IsEmpty());
+  EXPECT_THAT(TilesAlongN("matmul 6x64x8 f32 accum serial", t),
+              ::testing::IsEmpty());
+  // A column-major B: single columns remain (a dot product each).
+  EXPECT_THAT(TilesAlongN("matmul 6x64x5 f32 b=col serial", t),
+              UnorderedElementsAre("tile n 1"));
+  // A column-major C (vectors run down its columns) and a B in panels of 8
+  // (whose vectors may not straddle a panel) keep their tiles.
+  EXPECT_THAT(TilesAlongN("matmul 6x64x5 f32 c=col serial", t),
+              UnorderedElementsAre("tile n 1", "tile n 2", "tile n 4"));
+  EXPECT_THAT(TilesAlongN("matmul 6x64x16 f32 b=p8 serial", Target::Avx512({})),
+              UnorderedElementsAre("tile n 8"));
+  // Wider than a vector: tiles as before.
+  EXPECT_THAT(
+      TilesAlongN("matmul 6x64x9 f32 serial", t),
+      UnorderedElementsAre("tile n 1", "tile n 2", "tile n 4", "tile n 8"));
 }
 
 }  // namespace
