@@ -275,6 +275,43 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
 
 namespace {
 
+// The least a tree of broadcast-form kernels, each covering at most
+// `k_per_call` of k, pays to carry its outputs' partial sums from one call to
+// the next along k: each element of C meets ceil(k / k_per_call) calls, so
+// one step fewer between them. Over a step an element either
+// - stays in a register, and the code between the two calls passes the
+//   back-edge of a counted loop over k (every k loop that runs more than once
+//   is counted: only C is ever in registers, and it has no k axis; the step
+//   into a remainder after the loop is paid by its last back-edge) or the
+//   remainder of a split that runs its body once (which pays the remainder's
+//   code, at least a line at L2's price), each charged once for all that is
+//   held: C's registers, or the VRF budget less `least_scratch` (the fewest
+//   scratch registers of the kernels that may run, which run beside it);
+// - or leaves registers, paying a store and a load for its vector (of at
+//   most the target's lanes).
+// Zero when k fits one call, and for batched Specs (not counted).
+int64_t LeastKStepCost(const Spec& spec, const Target& t, int64_t k_per_call,
+                       int least_scratch) {
+  if (spec.b != 1 || !spec.budget || spec.aux[2].dtype != DType::kF32) return 0;
+  const int64_t steps = (spec.k + k_per_call - 1) / k_per_call - 1;
+  if (steps <= 0) return 0;
+  const TensorSpec c = spec.Operand(2);
+  const int64_t held_vectors =
+      c.aux.level == Level::kVRF
+          ? c.Registers()
+          : std::max(1, spec.budget->vrf - least_scratch);
+  const int64_t step =
+      std::min({t.cost.loop_iteration, t.cost.loop_iteration_stack,
+                t.cost.Line(Level::kL2, true)});
+  using Wide = __int128;
+  const Wide elements = static_cast<Wide>(spec.m) * spec.n * steps;
+  const Wide lanes = t.f32_lanes;
+  const Wide in_registers = elements * step / (held_vectors * lanes);
+  const Wide through_memory =
+      elements * (t.LoadPrice() + t.StorePrice()) / lanes;
+  return static_cast<int64_t>(std::min(in_registers, through_memory));
+}
+
 // The least any tree for the matmul `spec` pays for its multiply-adds,
 // folded over the catalogue's peak rates (KernelInfo::peak_rate): a tree's
 // leaves are kernels that may run below `spec`, covering its multiply-adds.
@@ -315,6 +352,9 @@ int64_t LeastMatmulCost(const Spec& spec, const Target& t) {
     return v;
   }();
   std::optional<PeakRate> rows, dots;
+  int64_t k_per_call = 1;   // the most k a broadcast-form call covers
+  int least_scratch = -1;   // and the fewest scratch registers one takes
+  int64_t load_price = -1;  // and the least price of one's loads
   bool rows_load = true;
   int64_t rows_macs = 1;  // the most multiply-adds one broadcast op covers
   for (const KernelInfo* k : kMatmulKernels) {
@@ -327,6 +367,11 @@ int64_t LeastMatmulCost(const Spec& spec, const Target& t) {
     form->op_price = std::min(form->op_price, r->op_price);
     form->per_call = std::min(form->per_call, r->per_call);
     if (!r->dot) {
+      k_per_call = std::max(k_per_call, r->k_per_call);
+      if (least_scratch < 0 || k->least_scratch_vregs < least_scratch)
+        least_scratch = k->least_scratch_vregs;
+      const int64_t price = r->load_price > 0 ? r->load_price : t.LoadPrice();
+      if (load_price < 0 || price < load_price) load_price = price;
       rows_load &= r->loads_rows_and_vectors;
       rows_macs = std::max(rows_macs, r->lanes * r->k_per_op);
     }
@@ -355,8 +400,9 @@ int64_t LeastMatmulCost(const Spec& spec, const Target& t) {
   if (dots) return any_tree;
   int64_t rows_only = LeastCost(*rows, spec);
   if (rows_load)
-    rows_only = std::max(rows_only, LeastLoads(*rows, spec) * t.LoadPrice());
-  return std::max(any_tree, rows_only);
+    rows_only = std::max(rows_only, LeastLoads(*rows, spec) * load_price);
+  return std::max(any_tree, rows_only) +
+         LeastKStepCost(spec, t, k_per_call, std::max(least_scratch, 0));
 }
 
 }  // namespace

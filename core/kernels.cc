@@ -190,7 +190,8 @@ std::optional<PeakRate> BroadcastFmaRate(const Spec& s, const Target& t) {
   if (!s.IsMatmul()) return std::nullopt;
   return PeakRate{.lanes = BRowsMayBeVectors(s) ? t.f32_lanes : 1,
                   .op_price = t.FmaPrice(),
-                  .loads_rows_and_vectors = true};
+                  .loads_rows_and_vectors = true,
+                  .load_price = t.BroadcastLoadPrice()};
 }
 
 // --- kScalarFma
@@ -210,10 +211,13 @@ int ScalarFmaMostScratch(const Spec& s, const Target&) {
   return s.IsMatmul() ? 2 : 0;
 }
 // One multiply-add per call, priced as ten FMAs: more than the two loads
-// LeastLoads counts for it.
+// LeastLoads counts for it, at up to five FMAs each.
 std::optional<PeakRate> ScalarFmaRate(const Spec& s, const Target& t) {
   if (!s.IsMatmul()) return std::nullopt;
-  return PeakRate{.op_price = t.FmaPrice(), .loads_rows_and_vectors = true};
+  return PeakRate{
+      .op_price = t.FmaPrice(),
+      .loads_rows_and_vectors = true,
+      .load_price = std::min(t.BroadcastLoadPrice(), 5 * t.FmaPrice())};
 }
 int64_t ScalarFmaCost(const Spec& s, const Target& t) {
   return 5 * t.FmaPrice() * 2 + (Scaled(s) ? t.FmaPrice() : 0);

@@ -169,6 +169,9 @@ struct PeakRate {
   bool dot = false;
   int64_t lanes = 1;
   int64_t k_per_op = 1;
+  // The most k one call of the kernel covers (the broadcast form: 1, or a
+  // k-pair's 2). LowerBound charges the steps between calls along k.
+  int64_t k_per_call = 1;
   // The least each of those instructions costs (at least the FMA price).
   int64_t op_price = 0;
   // Broadcast form: the kernel's cost is also at least LeastLoads(rate) load
@@ -177,6 +180,10 @@ struct PeakRate {
   // for more k than k_per_op says (widen_pairs' k-pair rows) does not claim
   // it.
   bool loads_rows_and_vectors = false;
+  // The price each of those loads costs at least (0: the target's
+  // LoadPrice): the broadcast kernel's ymm loads beside its FMAs cost
+  // BroadcastLoadPrice.
+  int64_t load_price = 0;
   // Dot form: what every call costs beyond its ops, for its one output (the
   // horizontal sum); the call's load and store of that output are not
   // counted here (LowerBound counts C's separately).

@@ -45,6 +45,7 @@ std::optional<PeakRate> OuterBf16Rate(const Spec& s, const Target& t) {
     return std::nullopt;
   return PeakRate{.lanes = t.f32_lanes,
                   .k_per_op = 2,
+                  .k_per_call = 2,
                   .op_price = t.FmaPrice(),
                   .loads_rows_and_vectors = true};
 }
@@ -135,7 +136,8 @@ int WidenPairsMostScratch(const Spec& s, const Target&) {
 // One f32 FMA covers one row's vector and one k, as broadcast_fma.
 std::optional<PeakRate> WidenPairsRate(const Spec& s, const Target& t) {
   if (!F32TimesBf16(s) || !BPairsMayExist(s)) return std::nullopt;
-  return PeakRate{.lanes = t.f32_lanes, .op_price = t.FmaPrice()};
+  return PeakRate{
+      .lanes = t.f32_lanes, .k_per_call = 2, .op_price = t.FmaPrice()};
 }
 // m * k * ceil(n/vw) FMAs, and the split of each B vector: a shift per k
 // (k = 2: a shift and an AND), each priced as an FMA slot, which it takes on
