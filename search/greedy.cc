@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/cost_model.h"
+#include "core/lower_bound.h"
 #include "core/spec_text.h"
 #include "search/rewrites/registry.h"
 #include "search/search.h"

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/cost_model.h"
+#include "core/lower_bound.h"
 #include "core/spec_text.h"
 #include "core/status_macros.h"
 #include "search/rewrites/registry.h"

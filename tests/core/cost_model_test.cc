@@ -2,11 +2,9 @@
 // loops pay for their remainder's code, that the charge depends on the Spec
 // alone, and the trees it leads the search to (counted loops, not chains of
 // unrolled remainders); and which views overlap the work below them
-// (OverlapsWork); and what the lower bound charges for the steps between
-// kernels along k.
+// (OverlapsWork).
 #include "core/cost_model.h"
 
-#include "absl/strings/str_cat.h"
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
 #include "search/rewrites/registry.h"
@@ -27,38 +25,6 @@ bool MovesRegisters(const Spec& s, const LoopInfo& loop) {
         s.aux[i].level == Level::kVRF)
       return true;
   return false;
-}
-
-// A register tile's partial sums stay in registers from one k to the next
-// only across a counted loop's back-edge: 6x64x16 with C's 12 ymm held pays
-// 63 of them beyond 64 times the one-k tile, and its best tree costs at least
-// that.
-TEST(CostModelTest, TheBoundChargesTheStepsAlongK) {
-  const Target t = Avx2();
-  auto bound = [&](int64_t k) {
-    const Spec s = Canonical(*ParseSpec(
-        absl::StrCat("matmul 6x", k, "x16 f32 accum a=l1 b=l1 c=vrf,v8 serial ",
-                     "budget=vrf:4,gpr:4,l1:0,l2:0,l3:0")));
-    return std::pair(s, LowerBound(s, t));
-  };
-  const auto [one, one_bound] = bound(1);
-  const auto [many, many_bound] = bound(64);
-  EXPECT_EQ(many_bound, 64 * one_bound + 63 * t.cost.loop_iteration);
-  Searcher searcher(t);
-  const std::optional<Cost> best = searcher.BestCost(many);
-  ASSERT_TRUE(best.has_value());
-  EXPECT_LE(many_bound, best->main);
-  // A C outside registers holds at most the VRF budget less a kernel's
-  // scratch, 16 - 2 ymm: a back-edge carries 112 of the 96 x 63 steps.
-  auto in_l1 = [&](int64_t k) {
-    return LowerBound(Canonical(*ParseSpec(
-                          absl::StrCat("matmul 6x", k,
-                                       "x16 f32 accum a=l1 b=l1 c=l1 serial "
-                                       "budget=vrf:16,gpr:4,l1:0,l2:0,l3:0"))),
-                      t);
-  };
-  EXPECT_EQ(in_l1(64) - in_l1(1) - 63 * one_bound,
-            96 * 63 * t.cost.loop_iteration / (14 * 8));
 }
 
 // Serial loops over memory with a remainder pay for it, the same whatever

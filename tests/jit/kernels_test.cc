@@ -19,6 +19,7 @@
 #include <string>
 
 #include "core/cost_model.h"
+#include "core/lower_bound.h"
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
 #include "jit/kernel_scratch.h"

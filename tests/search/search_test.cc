@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "core/cost_model.h"
+#include "core/lower_bound.h"
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
 #include "search/rewrites/registry.h"
