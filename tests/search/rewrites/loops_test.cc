@@ -2,7 +2,8 @@
 // loop over its batch (tiles of 1; on two or more workers, a parallel one at
 // the root) and the moves of what its batch shares, and the body of the loop
 // is the batch-1 matmul. A matmul one vector wide is not tiled along n but
-// into single columns of a column-major B.
+// into single columns of a column-major B; one whose B is column-major far
+// out is not tiled along m.
 #include <set>
 #include <string>
 
@@ -92,12 +93,17 @@ TEST(BatchLoopTest, TheBodyIsTheBatchOneMatmul) {
   EXPECT_EQ(seen, 2);
 }
 
-// The tiles along n offered to a matmul, as "tile n N" descriptors.
-std::set<std::string> TilesAlongN(const char* spec, const Target& t) {
+// The tiles along a dimension offered to a matmul, as "tile n N"
+// descriptors.
+std::set<std::string> TilesAlong(const char* prefix, const char* spec,
+                                 const Target& t) {
   std::set<std::string> tiles;
   for (const std::string& d : Offered(spec, t))
-    if (d.rfind("tile n ", 0) == 0) tiles.insert(d);
+    if (d.rfind(prefix, 0) == 0) tiles.insert(d);
   return tiles;
+}
+std::set<std::string> TilesAlongN(const char* spec, const Target& t) {
+  return TilesAlong("tile n ", spec, t);
 }
 
 TEST(NarrowTileTest, OneVectorWideIsNotTiledAlongN) {
@@ -120,6 +126,34 @@ TEST(NarrowTileTest, OneVectorWideIsNotTiledAlongN) {
   EXPECT_THAT(
       TilesAlongN("matmul 6x64x9 f32 serial", t),
       UnorderedElementsAre("tile n 1", "tile n 2", "tile n 4", "tile n 8"));
+}
+
+TEST(PackBeforeTilingRowsTest, AColumnMajorBFarOutIsNotTiledAlongM) {
+  const Target t = TwoWorkers();
+  // B column-major in GL or L3: no tiles of rows, at any m.
+  EXPECT_THAT(TilesAlong("tile m ", "matmul 256x64x64 f32 b=col serial", t),
+              ::testing::IsEmpty());
+  EXPECT_THAT(TilesAlong("tile m ", "matmul 24x64x64 f32 b=col serial", t),
+              ::testing::IsEmpty());
+  // In L2, only above 64 rows: a few rows may read B by dot products.
+  EXPECT_THAT(TilesAlong("tile m ", "matmul 96x64x64 f32 b=l2,col serial", t),
+              ::testing::IsEmpty());
+  EXPECT_THAT(TilesAlong("tile m ", "matmul 24x64x64 f32 b=l2,col serial", t),
+              ::testing::Contains("tile m 8"));
+  // Row-major or packed B, or a column-major one in L1: tiled as before.
+  for (const char* spec :
+       {"matmul 256x64x64 f32 serial", "matmul 256x64x64 f32 b=p16 serial",
+        "matmul 24x64x64 f32 b=l1,col serial"})
+    EXPECT_THAT(TilesAlong("tile m ", spec, t), ::testing::Contains("tile m 8"))
+        << spec;
+  // A stored or hand-written tree may still tile there.
+  absl::StatusOr<Spec> s = ParseSpec("matmul 256x64x64 f32 b=col serial");
+  ASSERT_TRUE(s.ok());
+  absl::StatusOr<Action> a = ParseAction("tile m 64");
+  ASSERT_TRUE(a.ok());
+  absl::StatusOr<Candidate> c = ApplyAction(t.Bind(*s), *a, t);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->expansion.children[0].m, 64);
 }
 
 }  // namespace
