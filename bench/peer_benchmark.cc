@@ -34,7 +34,6 @@
 #include <cstdio>
 #include <map>
 #include <memory>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -46,6 +45,7 @@
 #include "bench/peers/bandwidth.h"
 #include "bench/peers/check.h"
 #include "bench/peers/peer.h"
+#include "bench/random_shapes.h"
 #include "benchmark/benchmark.h"
 #include "jit/cpu_features.h"
 #include "jit/peak.h"
@@ -235,20 +235,11 @@ bool ParseFlag(absl::string_view arg, absl::string_view name,
   return true;
 }
 
-// N shapes from `seed`, each dimension uniform in 1..2048. std::mt19937_64
-// and the arithmetic below give the same shapes on every host (no
-// std::*_distribution, whose output is implementation-defined).
-std::vector<Problem> RandomShapes(int n, uint64_t seed) {
-  std::mt19937_64 g(seed);
-  auto dim = [&g] { return static_cast<int64_t>(g() % 2048) + 1; };
+// The shapes scripts/bench.sh draws (bench/random_shapes.h).
+std::vector<Problem> RandomProblems(int n, uint64_t seed) {
   std::vector<Problem> out;
-  for (int i = 0; i < n; ++i) {
-    Problem p;
-    p.m = dim();
-    p.k = dim();
-    p.n = dim();
-    out.push_back(p);
-  }
+  for (const RandomShape& r : RandomShapes(n, seed))
+    out.push_back(Problem{.m = r.m, .k = r.k, .n = r.n});
   return out;
 }
 
@@ -290,7 +281,7 @@ bool ParseOptions(int argc, char** argv, Options* o) {
       if (ns.size() != 2 || !absl::SimpleAtoi(ns[0], &n) || n < 0 ||
           n > 1000 || !absl::SimpleAtoi(ns[1], &seed))
         return false;
-      std::vector<Problem> r = RandomShapes(n, seed);
+      std::vector<Problem> r = RandomProblems(n, seed);
       o->random_seed = static_cast<int64_t>(seed);
       o->random.insert(o->random.end(), r.begin(), r.end());
     } else if (ParseFlag(argv[i], "--limits", &v)) {

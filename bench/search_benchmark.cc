@@ -1,7 +1,8 @@
 // Cold search time (empty memo table) per Spec, with the size of the table it
 // built; then all of the Specs searched into one table, for the
 // compression of the whole; then the distribution of cold search CPU time over
-// the suite's f32 shapes and seeded random ones.
+// the suite's f32 shapes and seeded random ones (among them the random shapes
+// scripts/bench.sh times).
 //
 //   ./build/bench/search_benchmark
 //   AMARENA_BENCH_SEED=7 ./build/bench/search_benchmark
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "bench/random_shapes.h"
 #include "benchmark/benchmark.h"
 #include "core/spec_text.h"
 #include "runtime/host.h"
@@ -116,8 +118,9 @@ double ThreadCpuMs() {
 }
 
 // The suite's f32 shapes, the two irregular ones the search must stay fast
-// on, and `random` shapes drawn from `seed`: each extent uniform in 1..2048,
-// every third B column-major.
+// on, `random` shapes drawn from `seed` (each extent uniform in 1..2048,
+// every third B column-major), and the `random` shapes scripts/bench.sh
+// times for the same seed (bench/random_shapes.h).
 std::vector<std::string> DistributionShapes(uint64_t seed, int random) {
   std::vector<std::string> shapes;
   for (int e = 8; e <= 2048; e *= 2)
@@ -136,6 +139,8 @@ std::vector<std::string> DistributionShapes(uint64_t seed, int random) {
     shapes.push_back(absl::StrCat("matmul ", m, "x", k, "x", n, " f32",
                                   i % 3 == 2 ? " b=col" : ""));
   }
+  for (const RandomShape& r : RandomShapes(random, seed))
+    shapes.push_back(absl::StrCat("matmul ", r.m, "x", r.k, "x", r.n, " f32"));
   return shapes;
 }
 
