@@ -87,10 +87,11 @@ enum class KernelId : uint8_t {
 };
 // kInfos and kEmitters have one row per id, in this order (static_asserts).
 inline constexpr int kNumKernels = static_cast<int>(KernelId::kWidenPairs) + 1;
-// The broadcast kernel prefetches the B rows it will read next when B streams
-// from memory, one prefetcht0 per 64 bytes of the row it reads now, on hosts
-// whose prices keep stream prefetches (CostParams::stream_prefetch: the Zen 4
-// guest runs these kernels 1.3-1.6x faster without them):
+// The broadcast kernel prefetches the B rows it will read next, one
+// prefetcht0 per 64 bytes of the row it reads now. When B streams from
+// memory, on hosts whose prices keep stream prefetches
+// (CostParams::stream_prefetch: the Zen 4 guest runs these kernels
+// 1.3-1.6x faster without them):
 // - a plain B (f32 or bf16) whose rows are at least kPrefetchMinPitch bytes
 //   apart (each row its own DRAM stream, which the hardware prefetchers pick
 //   up late: the vector-matrix schedules walk short pieces of many rows),
@@ -105,6 +106,10 @@ inline constexpr int kNumKernels = static_cast<int>(KernelId::kWidenPairs) + 1;
 //   hardware prefetchers keep; measured on 1x2048x16384 bf16 b=p32..p256,
 //   one or two panels at a time, 4 KiB ahead: 91-100 % of a plain
 //   sequential read, 1 KiB: 78-85 %, none: 75-90 % (noisy).
+// And, whatever stream_prefetch says, an f32 B in column panels (a buffer
+// the search packed, or a pre-packed B) CostParams::panel_prefetch_bytes
+// ahead down the panel, where the host's table gives a distance
+// (docs/calibration.md).
 // The dot kernels prefetch a bf16 B read down its columns likewise,
 // kPrefetchColumnBytes ahead, when the columns are at least
 // kPrefetchMinPitch bytes apart (jit/emit_dot_kernels.cc,

@@ -90,6 +90,9 @@ const PriceField kPriceFields[] = {
     {"stream_prefetch",
      [](CostParams& c) -> int64_t& { return c.stream_prefetch; },
      /*optional=*/true},
+    {"panel_prefetch_bytes",
+     [](CostParams& c) -> int64_t& { return c.panel_prefetch_bytes; },
+     /*optional=*/true},
     {"l2_overlap_pct_zmm",
      [](CostParams& c) -> int64_t& { return c.l2_overlap_pct_zmm; },
      /*optional=*/true},
@@ -447,6 +450,10 @@ CostParams ClampPrices(CostParams c) {
   c.l2_share_pct = std::clamp<int64_t>(c.l2_share_pct, 1, 100);
   c.l3_share_pct = std::clamp<int64_t>(c.l3_share_pct, 1, 100);
   c.stream_prefetch = std::clamp<int64_t>(c.stream_prefetch, 0, 1);
+  // Whole lines, at most a page ahead.
+  c.panel_prefetch_bytes =
+      std::clamp<int64_t>(c.panel_prefetch_bytes, 0, 4096) / kLineBytes *
+      kLineBytes;
   c.l2_overlap_pct_zmm = std::clamp<int64_t>(c.l2_overlap_pct_zmm, 10, 100);
   // A zmm price is at least its ymm price (0: the same).
   for (auto [zmm, ymm] : {std::pair{&c.fma_zmm, c.fma},

@@ -140,6 +140,14 @@ struct CostParams {
   // 0 on the Zen 4 guest with AVX-512, where the same prefetches made
   // 1x2048x16384 bf16 and `f32*bf16->f32 b=any` 1.3-1.6x slower.
   int64_t stream_prefetch = 1;
+  // Bytes ahead (0: none) at which the broadcast kernel prefetches an f32 B
+  // in column panels (a buffer the search packed, read a row a k step) into
+  // L1: one prefetcht0 per 64 bytes of the row it reads now, this far down
+  // the panel (core/kernels.h). A property of the host found by timing whole
+  // trees (`amarena calibrate` keeps the nearest shipped table's); 0 where it
+  // was not measured. On the Intel guest, one thread, the picks ran up to
+  // 1.14x as fast with 1024 bytes, none slower (docs/calibration.md).
+  int64_t panel_prefetch_bytes = 0;
   // The per cent of L2's streaming rate (its line prices) a view from L2 into
   // L1 gets while the zmm kernels below it run (OverlapsWork): on an AVX-512
   // target it costs the larger of its body and its lines' price times 100 /

@@ -15,19 +15,29 @@ namespace {
 
 using Xbyak::Xmm;
 
-// Prefetches what the broadcast kernel will read of B later when B streams
-// from memory (core/kernels.h, kPrefetchRows, kPrefetchPanelBytes): one
-// prefetcht0 per 64 bytes of the `n` elements (`es` bytes each) it reads
-// now. Only where the host's table says prefetching a stream pays
-// (CostParams::stream_prefetch).
-void PrefetchStreamedB(Emitter& e, const View& b, int64_t n, int vw, int es) {
-  if (vw == 1 || e.target().cost.stream_prefetch == 0) return;
+// Prefetches what the broadcast kernel will read of B later (core/kernels.h,
+// kPrefetchRows, kPrefetchPanelBytes): one prefetcht0 per 64 bytes of the
+// `n` elements (`es` bytes each) it reads now. A B streaming from memory,
+// where the host's table says prefetching a stream pays
+// (CostParams::stream_prefetch); an f32 B in column panels, as far ahead as
+// the table says (CostParams::panel_prefetch_bytes; 0: not).
+void PrefetchB(Emitter& e, const View& b, int64_t n, int vw, int es) {
+  if (vw == 1) return;
+  const CostParams& cost = e.target().cost;
   int64_t rows_ahead = 0, step = 64;
-  if (b.panel_axis == Axis::kNone && b.row_stride >= kPrefetchMinPitch) {
+  if (cost.stream_prefetch != 0 && b.panel_axis == Axis::kNone &&
+      b.row_stride >= kPrefetchMinPitch) {
     rows_ahead = kPrefetchRows;
-  } else if (es == 2 && b.panel_run >= kPrefetchMinPanel) {
+  } else if (cost.stream_prefetch != 0 && es == 2 &&
+             b.panel_run >= kPrefetchMinPanel) {
     rows_ahead = (kPrefetchPanelBytes + b.row_stride - 1) / b.row_stride;
     // Across panels each is its own run.
+    if (b.panel_axis == Axis::kCols) step = std::min<int64_t>(64, es * b.panel);
+  } else if (es == 4 && b.panel_run > 0 && b.row_stride > 0 &&
+             cost.panel_prefetch_bytes > 0) {
+    // A packed B (a tile within one panel keeps panel_run, its strides
+    // plain).
+    rows_ahead = std::max<int64_t>(1, cost.panel_prefetch_bytes / b.row_stride);
     if (b.panel_axis == Axis::kCols) step = std::min<int64_t>(64, es * b.panel);
   }
   if (rows_ahead == 0) return;
@@ -52,7 +62,7 @@ void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
   const bool a_bf16 = s.aux[0].dtype == DType::kBF16;
   const bool b_bf16 = s.aux[1].dtype == DType::kBF16;
   const int mask = b_bf16 ? -1 : MaybeMaskReg(e, s.n, vw);
-  PrefetchStreamedB(e, b, s.n, vw, b_bf16 ? 2 : 4);
+  PrefetchB(e, b, s.n, vw, b_bf16 ? 2 : 4);
   std::vector<int> bregs;
   for (int64_t j = 0; j < nv; ++j) {
     int r = e.AllocVreg();

@@ -51,6 +51,7 @@ PriceTable Sample() {
   t.cost.store_zmm = 26;
   t.cost.load_beside_fma = 25;
   t.cost.stream_prefetch = 0;
+  t.cost.panel_prefetch_bytes = 512;
   t.cost.l2_overlap_pct_zmm = 70;
   return t;
 }
@@ -115,11 +116,13 @@ TEST(PriceTableTest, TextErrorsNameTheField) {
       absl::StrReplaceAll(text, {{"l3_share_pct 40\n", ""},
                                  {"fma_zmm 22\n", ""},
                                  {"stream_prefetch 0\n", ""},
+                                 {"panel_prefetch_bytes 512\n", ""},
                                  {"l2_overlap_pct_zmm 70\n", ""}}));
   ASSERT_TRUE(old.ok()) << old.status();
   EXPECT_EQ(old->cost.l3_share_pct, CostParams{}.l3_share_pct);
   EXPECT_EQ(old->cost.fma_zmm, 0);
   EXPECT_EQ(old->cost.stream_prefetch, 1);
+  EXPECT_EQ(old->cost.panel_prefetch_bytes, 0);
   EXPECT_EQ(old->cost.l2_overlap_pct_zmm, 100);
 }
 

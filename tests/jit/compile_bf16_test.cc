@@ -124,13 +124,16 @@ TEST_P(Bf16Test, PrePackedBInSections) {
 // kPrefetchPanelBytes, kPrefetchColumnBytes); short panels or columns (a
 // cache-sized matrix) do not. The broadcast kernel's (the panels') only
 // where the prices keep them (CostParams::stream_prefetch); the others
-// whatever the host.
+// whatever the host. f32 panels only as far ahead as the prices say
+// (CostParams::panel_prefetch_bytes; 0, the default here: none).
 TEST_P(Bf16Test, PrefetchesOnlyLongStreams) {
   if (!jit::Disassemble(nullptr, 0).ok()) GTEST_SKIP() << "built without Zydis";
-  auto listing = [&](const char* text, int64_t stream_prefetch = 1) {
+  auto listing = [&](const char* text, int64_t stream_prefetch = 1,
+                     int64_t panel_prefetch_bytes = 0) {
     Target t = *Rt(GetParam(), 1).target();
     CostParams prices = t.cost;
     prices.stream_prefetch = stream_prefetch;
+    prices.panel_prefetch_bytes = panel_prefetch_bytes;
     t.SetPrices(prices);
     Searcher searcher(t);
     const Spec root = t.Bind(*ParseSpec(text));
@@ -170,6 +173,12 @@ TEST_P(Bf16Test, PrefetchesOnlyLongStreams) {
             std::string::npos);
   EXPECT_EQ(listing("matmul 1x2048x16384 f32 b=p32").find("prefetch"),
             std::string::npos);
+  // With a distance, each row of a panel read prefetches the row that far
+  // down the panel: 1024 bytes is 8 rows of 32 f32.
+  const std::string panels =
+      listing("matmul 1x2048x16384 f32 b=p32", 0, 1024);
+  EXPECT_NE(panels.find("prefetcht0"), std::string::npos);
+  EXPECT_NE(panels.find("+0x400]"), std::string::npos) << panels;
   // Column-major: 4 KiB columns are one stream, 200-byte ones are not.
   EXPECT_NE(
       listing("matmul 1x2048x512 bf16*bf16->f32 b=col").find("prefetcht0"),
