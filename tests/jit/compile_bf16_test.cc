@@ -175,8 +175,7 @@ TEST_P(Bf16Test, PrefetchesOnlyLongStreams) {
             std::string::npos);
   // With a distance, each row of a panel read prefetches the row that far
   // down the panel: 1024 bytes is 8 rows of 32 f32.
-  const std::string panels =
-      listing("matmul 1x2048x16384 f32 b=p32", 0, 1024);
+  const std::string panels = listing("matmul 1x2048x16384 f32 b=p32", 0, 1024);
   EXPECT_NE(panels.find("prefetcht0"), std::string::npos);
   EXPECT_NE(panels.find("+0x400]"), std::string::npos) << panels;
   // Column-major: 4 KiB columns are one stream, 200-byte ones are not.
