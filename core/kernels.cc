@@ -152,8 +152,10 @@ bool BroadcastFmaApplies(const Spec& s, const Target& t) {
 // bf16 B may be prefetched (kPrefetchRows, kPrefetchPanelBytes): a load slot
 // per 64 bytes, charged whether or not its pitch or panel length makes the
 // emitter issue them. An f32 B's prefetches (a plain B whose rows are pages
-// apart) are not charged: a slot per vector would raise every f32 tree's
-// price, and only the vector-matrix trees, which wait on DRAM, issue them.
+// apart, which only the vector-matrix trees read, and panels where the
+// host's table gives panel_prefetch_bytes) are not charged: a slot per
+// vector would raise every f32 tree's price, and the panels' prefetches
+// hide L2's latency, which the model does not charge either.
 int64_t BroadcastFmaCost(const Spec& s, const Target& t) {
   int64_t nv = VectorsPerRow(s);
   int64_t fmas = s.m * nv, loads = nv + s.m;
