@@ -39,6 +39,10 @@
 // Yields: a serial Loop over k whose body is the MatmulAccum on a k-slice (A's
 //   columns, B's rows) and, if the size does not divide k, one remainder
 //   slice. Budgets as for tiling.
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "core/cost_model.h"
 #include "core/spec_text.h"
@@ -70,11 +74,12 @@ void SetExtent(Spec& s, Dim d, int64_t extent) {
 // register tiles exist), keeping every register tile whole (a multiple of its
 // vector width) and every packed operand's panels whole (a multiple of its
 // panel width) and its interleaved row pairs whole (a multiple of 2).
-std::vector<int64_t> TileSizes(const Spec& s, Dim d) {
+// What every tile along `d` must be a multiple of: each operand that moves
+// along `d` may demand a width, a register tile's lanes along its columns or
+// what its layout needs in memory (Layout::TileMultiple: panels, groups of
+// them, row pairs). 0 when two of them conflict (no tile keeps both whole).
+int64_t TileMultipleAlong(const Spec& s, Dim d) {
   const int64_t extent = Extent(s, d);
-  // Each operand that moves along `d` may demand tiles be multiples of some
-  // width: a register tile's lanes along its columns, what its layout needs
-  // in memory (Layout::TileMultiple: panels, groups of them, row pairs).
   int64_t multiple = 1;
   for (int i = 0; i < s.NumOperands(); ++i) {
     Axis axis = OperandAxis(s, i, d);
@@ -87,10 +92,17 @@ std::vector<int64_t> TileSizes(const Spec& s, Dim d) {
       w = t.layout().TileMultiple(axis, extent);
     }
     if (w > 1) {
-      if (multiple % w != 0 && w % multiple != 0) return {};
+      if (multiple % w != 0 && w % multiple != 0) return 0;
       multiple = std::max(multiple, w);
     }
   }
+  return multiple;
+}
+
+std::vector<int64_t> TileSizes(const Spec& s, Dim d) {
+  const int64_t extent = Extent(s, d);
+  const int64_t multiple = TileMultipleAlong(s, d);
+  if (multiple == 0) return {};
   // 3 * 2^a only where it makes register tiles: 3, 6 and 12 rows along m.
   const int64_t max_three = d == Dim::kM ? 12 : 0;
   std::vector<int64_t> sizes;
@@ -240,9 +252,25 @@ void ParallelTile(const Spec& s, const Target& t, std::vector<Candidate>& out,
   }
   for (Dim d : {Dim::kM, Dim::kN}) {
     if (only != nullptr && only->dim != d) continue;
-    for (int64_t size : TileSizes(s, d))
-      if (Extent(s, d) / size >= t.workers && Wanted(only, d, size))
+    const int64_t extent = Extent(s, d);
+    const std::vector<int64_t> sizes = TileSizes(s, d);
+    for (int64_t size : sizes)
+      if (extent / size >= t.workers && Wanted(only, d, size))
         out.push_back(MakeLoop(s, tiles, ActionKind::kParallelTile, d, size));
+    // And the even share: one task a worker (the last one shorter), each
+    // a multiple of what the tiles must be and, along n, of two vectors (a
+    // register tile's width). Powers of two alone split 143 rows into 64,
+    // 64 and 15: two rounds of tasks on two workers.
+    const int64_t multiple = TileMultipleAlong(s, d);
+    if (multiple == 0) continue;
+    const int64_t step =
+        d == Dim::kN ? std::lcm(multiple, int64_t{2} * t.f32_lanes) : multiple;
+    const int64_t share =
+        ((extent + t.workers - 1) / t.workers + step - 1) / step * step;
+    if (share < extent && (extent + share - 1) / share == t.workers &&
+        std::find(sizes.begin(), sizes.end(), share) == sizes.end() &&
+        Wanted(only, d, share))
+      out.push_back(MakeLoop(s, tiles, ActionKind::kParallelTile, d, share));
   }
 }
 

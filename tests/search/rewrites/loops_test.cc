@@ -3,7 +3,7 @@
 // the root) and the moves of what its batch shares, and the body of the loop
 // is the batch-1 matmul. A matmul one vector wide is not tiled along n but
 // into single columns of a column-major B; one whose B is column-major far
-// out is not tiled along m.
+// out is not tiled along m. A parallel loop is offered the even share.
 #include <set>
 #include <string>
 
@@ -126,6 +126,27 @@ TEST(NarrowTileTest, OneVectorWideIsNotTiledAlongN) {
   EXPECT_THAT(
       TilesAlongN("matmul 6x64x9 f32 serial", t),
       UnorderedElementsAre("tile n 1", "tile n 2", "tile n 4", "tile n 8"));
+}
+
+// A parallel loop is also offered the even share of its extent: one task a
+// worker, rounded up to two vectors along n.
+TEST(ParallelTileTest, TheEvenShareMakesOneTaskAWorker) {
+  const Target t = TwoWorkers();  // AVX2: 8 f32 lanes
+  // 143 rows: 72 and 71, where 64 makes three tasks (two rounds).
+  EXPECT_THAT(TilesAlong("parallel tile m ", "matmul 143x64x64 f32", t),
+              ::testing::Contains("parallel tile m 72"));
+  // 796 columns: half is 398, rounded up to 16 columns.
+  EXPECT_THAT(TilesAlong("parallel tile n ", "matmul 17x64x796 f32", t),
+              ::testing::Contains("parallel tile n 400"));
+  // Where the share is a power of two it is offered once; serial, never.
+  EXPECT_THAT(TilesAlong("parallel tile m ", "matmul 128x64x64 f32", t),
+              UnorderedElementsAre("parallel tile m 1", "parallel tile m 2",
+                                   "parallel tile m 3", "parallel tile m 4",
+                                   "parallel tile m 6", "parallel tile m 8",
+                                   "parallel tile m 12", "parallel tile m 16",
+                                   "parallel tile m 32", "parallel tile m 64"));
+  EXPECT_THAT(TilesAlong("parallel tile m ", "matmul 143x64x64 f32 serial", t),
+              ::testing::IsEmpty());
 }
 
 TEST(PackBeforeTilingRowsTest, AColumnMajorBFarOutIsNotTiledAlongM) {
