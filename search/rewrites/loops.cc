@@ -70,10 +70,6 @@ void SetExtent(Spec& s, Dim d, int64_t extent) {
   }
 }
 
-// Tile sizes below the extent of `d`: 2^a, plus 3, 6 and 12 along m (so 6 x 16
-// register tiles exist), keeping every register tile whole (a multiple of its
-// vector width) and every packed operand's panels whole (a multiple of its
-// panel width) and its interleaved row pairs whole (a multiple of 2).
 // What every tile along `d` must be a multiple of: each operand that moves
 // along `d` may demand a width, a register tile's lanes along its columns or
 // what its layout needs in memory (Layout::TileMultiple: panels, groups of
@@ -99,6 +95,10 @@ int64_t TileMultipleAlong(const Spec& s, Dim d) {
   return multiple;
 }
 
+// Tile sizes below the extent of `d`: 2^a, plus 3, 6 and 12 along m (so 6 x 16
+// register tiles exist), keeping every register tile whole (a multiple of its
+// vector width) and every packed operand's panels whole (a multiple of its
+// panel width) and its interleaved row pairs whole (a multiple of 2).
 std::vector<int64_t> TileSizes(const Spec& s, Dim d) {
   const int64_t extent = Extent(s, d);
   const int64_t multiple = TileMultipleAlong(s, d);
@@ -257,19 +257,23 @@ void ParallelTile(const Spec& s, const Target& t, std::vector<Candidate>& out,
     for (int64_t size : sizes)
       if (extent / size >= t.workers && Wanted(only, d, size))
         out.push_back(MakeLoop(s, tiles, ActionKind::kParallelTile, d, size));
-    // And the even share: one task a worker (the last one shorter), each
-    // a multiple of what the tiles must be and, along n, of two vectors (a
-    // register tile's width). Powers of two alone split 143 rows into 64,
-    // 64 and 15: two rounds of tasks on two workers.
+    // And the even share, as BatchTileSizes offers the batch's: one task a
+    // worker (the last one shorter), each a multiple of what the tiles must
+    // be and, along n, of two vectors (a register tile's width). Powers of
+    // two alone split 143 rows into 64, 64 and 15: two rounds of tasks on
+    // two workers. A share the loop above offered (as many full tiles as
+    // workers) is not offered twice.
     const int64_t multiple = TileMultipleAlong(s, d);
     if (multiple == 0) continue;
     const int64_t step =
         d == Dim::kN ? std::lcm(multiple, int64_t{2} * t.f32_lanes) : multiple;
     const int64_t share =
         ((extent + t.workers - 1) / t.workers + step - 1) / step * step;
+    const bool offered =
+        extent / share >= t.workers &&
+        std::find(sizes.begin(), sizes.end(), share) != sizes.end();
     if (share < extent && (extent + share - 1) / share == t.workers &&
-        std::find(sizes.begin(), sizes.end(), share) == sizes.end() &&
-        Wanted(only, d, share))
+        !offered && Wanted(only, d, share))
       out.push_back(MakeLoop(s, tiles, ActionKind::kParallelTile, d, share));
   }
 }

@@ -138,6 +138,10 @@ TEST(ParallelTileTest, TheEvenShareMakesOneTaskAWorker) {
   // 796 columns: half is 398, rounded up to 16 columns.
   EXPECT_THAT(TilesAlong("parallel tile n ", "matmul 17x64x796 f32", t),
               ::testing::Contains("parallel tile n 400"));
+  // 255 rows: 128 and 127 (128 is a size, but one full tile of it is too
+  // few for the powers-of-two loop).
+  EXPECT_THAT(TilesAlong("parallel tile m ", "matmul 255x64x64 f32", t),
+              ::testing::Contains("parallel tile m 128"));
   // Where the share is a power of two it is offered once; serial, never.
   EXPECT_THAT(TilesAlong("parallel tile m ", "matmul 128x64x64 f32", t),
               UnorderedElementsAre("parallel tile m 1", "parallel tile m 2",
