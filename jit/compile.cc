@@ -205,6 +205,7 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> CompileUnchecked(
   }
   jit::Emitter gen(target);
   gen.LimitGprs(options.max_gprs);
+  gen.set_fill_on_first_use(options.fill_on_first_use);
   gen.EmitFunction(root, options.leading);
   AMARENA_RETURN_IF_ERROR(CheckBounds(gen, root.spec, options));
   gen.ready();  // resolve labels (the buffer stays plain heap memory)

@@ -105,6 +105,10 @@ struct CompileOptions {
   // of each operand; 0 = dense (the Spec's own extent). A parallel loop's
   // tiles are compiled with their parent's.
   std::array<int64_t, 3> leading{};
+  // Fill a packed B buffer in L1 or L2 as the first tile of its body reads B,
+  // where the tree allows (jit/emitter.h, Emitter::FillsOnFirstUse), rather
+  // than with a copy ahead of the body. Tests turn it off to compare.
+  bool fill_on_first_use = true;
 };
 
 absl::StatusOr<std::unique_ptr<CompiledKernel>> Compile(

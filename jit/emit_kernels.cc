@@ -81,6 +81,10 @@ void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
       AMARENA_JIT_CHECK(b.col_stride == 4 || b.panel_axis == Axis::kCols ||
                         valid == 1);
       VectorAccess(e, /*load=*/true, r, b.At(0, j * vw), vw, valid, mask);
+      if (b.tee) {  // filling a buffer on first use: whole vectors only
+        AMARENA_JIT_CHECK(valid == vw);
+        e.vmovups(b.tee->At(0, j * vw), Emitter::VecW(r, vw));
+      }
     }
     if (scale_b) Scale(e, s, r, vw);
   }
@@ -307,6 +311,9 @@ void EmitKernel(Emitter& e, const Spec& spec, KernelId id,
                 std::span<const View> views) {
   const int i = static_cast<int>(id);
   AMARENA_JIT_CHECK(i >= 0 && i < kNumKernels);
+  // Only the broadcast kernel fills a buffer on first use (View::tee).
+  for (const View& v : views)
+    AMARENA_JIT_CHECK(!v.tee || id == KernelId::kBroadcastFma);
   kEmitters[i].emit(e, spec, views);
 }
 

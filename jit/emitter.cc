@@ -40,9 +40,11 @@ View View::Slice(int64_t r0, int64_t c0, int64_t nrows, int64_t ncols) const {
     std::optional<AffineView> mem = AffineView::Slice(r0, c0, nrows, ncols);
     AMARENA_JIT_CHECK(mem.has_value());
     static_cast<AffineView&>(v) = *mem;
+    if (tee) v.tee = std::make_shared<View>(tee->Slice(r0, c0, nrows, ncols));
     return v;
   }
   AMARENA_JIT_CHECK(c0 % vw == 0);
+  AMARENA_JIT_CHECK(!tee);
   v.regs.clear();
   for (int64_t i = 0; i < nrows; ++i)
     for (int64_t j = 0; j < ncols; j += vw)
@@ -287,23 +289,33 @@ void Emitter::LowerLoop(const ImplNode& node, std::span<const View> views) {
     return;
   }
 
-  // Counted loop; each moving memory operand's base is bumped by one tile per
-  // iteration.
-  std::vector<int64_t> step(n, 0);
+  // Counted loop; each moving memory operand's base (and the base of a
+  // buffer it is teed into) is bumped by one tile per iteration.
+  struct Bump {
+    Reg64 base;
+    int64_t step = 0;
+    Points saved;
+  };
+  std::vector<Bump> bumps;
   for (int i = 0; i < n; ++i) {
     Axis axis = OperandAxis(s, i, loop.dim);
+    int64_t step = 0, tee_step = 0;
     if (axis != Axis::kNone) {
       AMARENA_JIT_CHECK(!views[i].in_regs);  // the search unrolls those loops
-      step[i] = views[i].Step(axis, loop.tile);
+      step = views[i].Step(axis, loop.tile);
+      if (views[i].tee) tee_step = views[i].tee->Step(axis, loop.tile);
     }
     if (loop.dim == Dim::kB) {  // a shared operand's pointer stays
-      AMARENA_JIT_CHECK(!views[i].in_regs);
-      step[i] = BatchStep(s, i, loop.tile) * SizeOf(s.aux[i].dtype);
+      AMARENA_JIT_CHECK(!views[i].in_regs && !views[i].tee);
+      step = BatchStep(s, i, loop.tile) * SizeOf(s.aux[i].dtype);
     }
-    for (int j = 0; j < i; ++j)  // in-place bumps need distinct base registers
-      AMARENA_JIT_CHECK(
-          !(step[i] && step[j] && views[i].base == views[j].base));
+    if (step) bumps.push_back({views[i].base, step, {}});
+    if (tee_step) bumps.push_back({views[i].tee->base, tee_step, {}});
   }
+  // In-place bumps need distinct base registers.
+  for (size_t i = 0; i < bumps.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      AMARENA_JIT_CHECK(bumps[i].base != bumps[j].base);
   std::vector<View> body = tile_views(0, loop.tile);
   // The counter lives in a GPR when the search gave it one (and the pool, which
   // tests may shrink, has one); otherwise in a stack slot (rsp-relative slots
@@ -318,24 +330,22 @@ void Emitter::LowerLoop(const ImplNode& node, std::span<const View> views) {
   }
   // The audit: in the body, a stepped base may hold any of its iterations'
   // offsets; at the remainder, it has moved by every full iteration.
-  std::vector<Points> saved(static_cast<size_t>(n));
-  auto shift = [&](int i, int64_t from, int64_t to) {
-    Points& p = points_[static_cast<size_t>(views[i].base.getIdx())];
-    p.lo = saved[static_cast<size_t>(i)].lo + std::min(from, to);
-    p.hi = saved[static_cast<size_t>(i)].hi + std::max(from, to);
+  auto points = [&](const Bump& b) -> Points& {
+    return points_[static_cast<size_t>(b.base.getIdx())];
   };
-  for (int i = 0; i < n; ++i) {
-    if (!step[i]) continue;
-    saved[static_cast<size_t>(i)] =
-        points_[static_cast<size_t>(views[i].base.getIdx())];
-    shift(i, 0, step[i] * (loop.full_iters - 1));
+  auto shift = [&](const Bump& b, int64_t from, int64_t to) {
+    points(b).lo = b.saved.lo + std::min(from, to);
+    points(b).hi = b.saved.hi + std::max(from, to);
+  };
+  for (Bump& b : bumps) {
+    b.saved = points(b);
+    shift(b, 0, b.step * (loop.full_iters - 1));
   }
   Xbyak::Label top;
   L(top);
   Lower(*node.children[0], body);
   // Folded with what the body still owes (its own loops' restores).
-  for (int i = 0; i < n; ++i)
-    if (step[i]) Owe(views[i].base, step[i]);
+  for (const Bump& b : bumps) Owe(b.base, b.step);
   PayOwed();
   if (in_reg) {
     dec(counter);
@@ -346,16 +356,12 @@ void Emitter::LowerLoop(const ImplNode& node, std::span<const View> views) {
   jnz(top);
   if (!in_reg) add(rsp, 8);
   // Bases now point at the remainder tile.
-  for (int i = 0; i < n; ++i)
-    if (step[i]) shift(i, step[i] * loop.full_iters, step[i] * loop.full_iters);
+  for (const Bump& b : bumps)
+    shift(b, b.step * loop.full_iters, b.step * loop.full_iters);
   if (rem) Lower(*node.children[1], tile_views(0, rem));
-  for (int i = 0; i < n; ++i)
-    if (step[i])
-      points_[static_cast<size_t>(views[i].base.getIdx())] =
-          saved[static_cast<size_t>(i)];
+  for (const Bump& b : bumps) points(b) = b.saved;
   // Owed, not emitted: the enclosing loop's bump may cancel it.
-  for (int i = 0; i < n; ++i)
-    if (step[i]) Owe(views[i].base, -step[i] * loop.full_iters);
+  for (const Bump& b : bumps) Owe(b.base, -b.step * loop.full_iters);
 }
 
 void Emitter::LowerAlloc(const ImplNode& node, std::span<const View> views) {
@@ -438,6 +444,55 @@ void Emitter::LowerAllocChildren(const ImplNode& node,
   }
 }
 
+namespace {
+
+// Whether every read of operand `i` in the matmul subtree `node` is a
+// broadcast kernel's load of whole f32 vectors (what BroadcastFma tees), and
+// nothing else moves, buffers or batches it.
+bool ReadOnlyByTeeingKernels(const ImplNode& node, int i) {
+  const Spec& s = node.spec;
+  if (!s.IsMatmul()) return true;  // a zero or a move of another operand
+  switch (node.how.type) {
+    case NodeType::kLoop:
+      if (node.how.loop.dim == Dim::kB) return false;
+      break;
+    case NodeType::kBlock:
+      break;
+    case NodeType::kAlloc:
+      if (node.how.alloc.operand == i &&
+          node.how.alloc.kind != AllocKind::kView)
+        return false;
+      break;
+    case NodeType::kKernel: {
+      const int vw = s.aux[2].vector_width;
+      return node.how.kernel == KernelId::kBroadcastFma &&
+             s.aux[i].dtype == DType::kF32 && vw > 1 && s.n % vw == 0;
+    }
+  }
+  for (const ImplPtr& c : node.children)
+    if (!ReadOnlyByTeeingKernels(*c, i)) return false;
+  return true;
+}
+
+}  // namespace
+
+bool Emitter::FillsOnFirstUse(const ImplNode& node) const {
+  const AllocInfo& a = node.how.alloc;
+  const Spec& s = node.spec;
+  if (!fill_on_first_use_ || a.kind != AllocKind::kBuffer || !a.prologue ||
+      a.epilogue || !s.IsMatmul() || a.operand != 1 || s.b != 1 ||
+      s.aux[1].dtype != DType::kF32 || a.to.dtype != DType::kF32 ||
+      !Faster(a.to.level, Level::kL3) || s.aux[1].layout.packed() ||
+      !s.aux[1].layout.row_major())
+    return false;
+  const ImplNode& body = *node.children[1];
+  if (body.how.type != NodeType::kLoop) return false;
+  const LoopInfo& loop = body.how.loop;
+  return loop.dim == Dim::kM && !loop.parallel && loop.full_iters >= 1 &&
+         (loop.full_iters >= 2 || body.HasRemainder()) &&
+         ReadOnlyByTeeingKernels(*body.children[0], a.operand);
+}
+
 void Emitter::LowerBuffer(const ImplNode& node, std::span<const View> views) {
   const AllocInfo& a = node.how.alloc;
   TensorSpec t = node.spec.Operand(a.operand);
@@ -452,9 +507,43 @@ void Emitter::LowerBuffer(const ImplNode& node, std::span<const View> views) {
   p.hi += scratch_top_;
   scratch_top_ += bytes;
   AMARENA_JIT_CHECK(scratch_top_ <= scratch_bytes_);
-  LowerAllocChildren(node, views, buf);
+  if (FillsOnFirstUse(node)) {
+    std::vector<View> inner(views.begin(), views.end());
+    inner[a.operand] = buf;
+    LowerFilledOnFirstUse(*node.children[1], inner, a.operand,
+                          views[a.operand]);
+  } else {
+    LowerAllocChildren(node, views, buf);
+  }
   scratch_top_ -= bytes;
   FreeGpr(buf.base);
+}
+
+void Emitter::LowerFilledOnFirstUse(const ImplNode& loop,
+                                    std::span<const View> views, int operand,
+                                    const View& source) {
+  const Spec& s = loop.spec;
+  const LoopInfo& info = loop.how.loop;
+  const int n = s.NumOperands();
+  auto tile_views = [&](int64_t start, int64_t len) {
+    std::vector<View> out;
+    for (int i = 0; i < n; ++i)
+      out.push_back(TileView(s, views[i], i, info.dim, start, len));
+    return out;
+  };
+  std::vector<View> first = tile_views(0, info.tile);
+  first[operand] = source;
+  first[operand].tee = std::make_shared<View>(views[operand]);
+  Lower(*loop.children[0], first);
+  const int64_t rest = Extent(s, info.dim) - info.tile;
+  if (info.full_iters == 1) {  // only the remainder is left
+    Lower(*loop.children[1], tile_views(info.tile, rest));
+    return;
+  }
+  ImplNode rest_loop = loop;
+  rest_loop.spec.m -= info.tile;
+  rest_loop.how.loop.full_iters -= 1;
+  Lower(rest_loop, tile_views(info.tile, rest));
 }
 
 void Emitter::LowerBlock(const ImplNode& node, std::span<const View> views) {

@@ -24,6 +24,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -44,6 +45,11 @@ struct View : AffineView {
   std::vector<int> regs;
   int64_t rows = 0, cols = 0;
   int vw = 0;
+  // A buffer being filled on first use (Emitter::LowerBuffer): every vector
+  // a kernel loads from this view it also stores at the same (i, j) of
+  // `tee`, a memory view with its own base register. Slices slice both;
+  // loops step both.
+  std::shared_ptr<const View> tee;
 
   int64_t RegsPerRow() const { return (cols + vw - 1) / vw; }
   int Reg(int64_t i, int64_t j) const {
@@ -112,6 +118,20 @@ class Emitter : public Xbyak::CodeGenerator {
   // Hand out at most `n` GPRs (tests use it to exercise stack-slot loop
   // counters).
   void LimitGprs(size_t n);
+  // Whether packed B buffers may be filled on first use (FillsOnFirstUse).
+  void set_fill_on_first_use(bool on) { fill_on_first_use_ = on; }
+  // Whether the buffer `node` (an Alloc) is filled as its body first reads
+  // the operand rather than by its prologue copy: a row-major f32 B packed
+  // into L1 or L2 with no epilogue, whose body is a serial loop along m (which does not
+  // move B) of more than one tile, the first of which reads B only through
+  // the broadcast kernel's loads of whole vectors. That first tile then reads
+  // B from where it was and the kernel stores each vector it loads into the
+  // buffer as well (View::tee), so the stores overlap its FMAs instead of a
+  // copy running ahead of them; every later tile reads the buffer. A buffer in
+  // L3 is not: its first tile would read all of B from memory between FMAs,
+  // which measured slower than the copy (1024^3 on a Zen 4 guest: 2-4 %).
+  // The cost model still prices the copy as if it ran ahead.
+  bool FillsOnFirstUse(const ImplNode& node) const;
   void FreeGpr(const Xbyak::Reg64& r);
 
   // Deferred pointer bumps: Owe adds `bytes` to what GPR r must still be
@@ -187,6 +207,12 @@ class Emitter : public Xbyak::CodeGenerator {
   void LowerAlloc(const ImplNode& node, std::span<const View> views);
   void LowerBlock(const ImplNode& node, std::span<const View> views);
   void LowerBuffer(const ImplNode& node, std::span<const View> views);
+  // The body of a buffer filled on first use: a loop along which the buffered
+  // operand does not move, its first tile lowered reading the operand from
+  // `source` teed into the buffer (`views` has the buffer), the rest reading
+  // the buffer.
+  void LowerFilledOnFirstUse(const ImplNode& loop, std::span<const View> views,
+                             int operand, const View& source);
   // An Alloc's [prologue Move,] body[, epilogue Move], with the operand's view
   // replaced by `moved` in the body.
   void LowerAllocChildren(const ImplNode& node, std::span<const View> views,
@@ -197,6 +223,7 @@ class Emitter : public Xbyak::CodeGenerator {
                       const View& reg) const;
 
   Target target_;
+  bool fill_on_first_use_ = true;
   // The level the output was viewed into L1 from, in the subtree being
   // lowered (kL1 outside any such view).
   Level output_from_ = Level::kL1;
