@@ -488,9 +488,13 @@ bool Emitter::FillsOnFirstUse(const ImplNode& node) const {
   const ImplNode& body = *node.children[1];
   if (body.how.type != NodeType::kLoop) return false;
   const LoopInfo& loop = body.how.loop;
+  // Every tile, the remainder's too, reads the buffer only as the first one
+  // fills it: whole vectors of its columns, never the panels' padding.
   return loop.dim == Dim::kM && !loop.parallel && loop.full_iters >= 1 &&
          (loop.full_iters >= 2 || body.HasRemainder()) &&
-         ReadOnlyByTeeingKernels(*body.children[0], a.operand);
+         ReadOnlyByTeeingKernels(*body.children[0], a.operand) &&
+         (!body.HasRemainder() ||
+          ReadOnlyByTeeingKernels(*body.children[1], a.operand));
 }
 
 void Emitter::LowerBuffer(const ImplNode& node, std::span<const View> views) {

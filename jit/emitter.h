@@ -122,15 +122,16 @@ class Emitter : public Xbyak::CodeGenerator {
   void set_fill_on_first_use(bool on) { fill_on_first_use_ = on; }
   // Whether the buffer `node` (an Alloc) is filled as its body first reads
   // the operand rather than by its prologue copy: a row-major f32 B packed
-  // into L1 or L2 with no epilogue, whose body is a serial loop along m (which does not
-  // move B) of more than one tile, the first of which reads B only through
-  // the broadcast kernel's loads of whole vectors. That first tile then reads
-  // B from where it was and the kernel stores each vector it loads into the
-  // buffer as well (View::tee), so the stores overlap its FMAs instead of a
-  // copy running ahead of them; every later tile reads the buffer. A buffer in
-  // L3 is not: its first tile would read all of B from memory between FMAs,
-  // which measured slower than the copy (1024^3 on a Zen 4 guest: 2-4 %).
-  // The cost model still prices the copy as if it ran ahead.
+  // into L1 or L2 with no epilogue, whose body is a serial loop along m
+  // (which does not move B) of more than one tile, whose tiles read B only
+  // through the broadcast kernel's loads of whole vectors. The loop's first
+  // tile reads B from where it was, and the kernel stores each vector it
+  // loads into the buffer as well (View::tee), so the stores overlap its
+  // FMAs instead of a copy running ahead of them; every later tile reads the
+  // buffer. A buffer in L3 is not: its first tile would read all of B from
+  // memory between FMAs, which measured slower than the copy (1024^3 on a
+  // Zen 4 guest: 2-4 %). The cost model still prices the copy as if it ran
+  // ahead.
   bool FillsOnFirstUse(const ImplNode& node) const;
   void FreeGpr(const Xbyak::Reg64& r);
 
