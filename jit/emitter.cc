@@ -177,6 +177,7 @@ void Emitter::EmitFunction(const ImplNode& root,
   constexpr int kCallerSaved =
       static_cast<int>(std::size(kGprOrder) - std::size(kSaved));
   scratch_bytes_ = ScratchNeeded(root);
+  operands_fit_l3_ = OperandsFitL3(root.spec);
   const int held = root.spec.NumOperands() + (scratch_bytes_ > 0 ? 1 : 0) +
                    root.cost.peak.gpr;
   const int saved = std::clamp(held - kCallerSaved, 0,
@@ -476,10 +477,20 @@ bool ReadOnlyByTeeingKernels(const ImplNode& node, int i) {
 
 }  // namespace
 
-bool Emitter::FillsOnFirstUse(const ImplNode& node) const {
+bool Emitter::OperandsFitL3(const Spec& root) {
+  int64_t bytes = 0;
+  for (int i = 0; i < root.NumOperands(); ++i)
+    bytes += root.BatchedElements(i) * SizeOf(root.aux[i].dtype);
+  return root.budget.has_value() &&
+         bytes <= root.budget->l3_lines * kLineBytes;
+}
+
+bool Emitter::FillsOnFirstUse(const ImplNode& node,
+                              bool operands_fit_l3) const {
   const AllocInfo& a = node.how.alloc;
   const Spec& s = node.spec;
-  if (!fill_on_first_use_ || a.kind != AllocKind::kBuffer || !a.prologue ||
+  if (!fill_on_first_use_ || !operands_fit_l3 ||
+      a.kind != AllocKind::kBuffer || !a.prologue ||
       a.epilogue || !s.IsMatmul() || a.operand != 1 || s.b != 1 ||
       s.aux[1].dtype != DType::kF32 || a.to.dtype != DType::kF32 ||
       !Faster(a.to.level, Level::kL3) || s.aux[1].layout.packed() ||
@@ -511,7 +522,7 @@ void Emitter::LowerBuffer(const ImplNode& node, std::span<const View> views) {
   p.hi += scratch_top_;
   scratch_top_ += bytes;
   AMARENA_JIT_CHECK(scratch_top_ <= scratch_bytes_);
-  if (FillsOnFirstUse(node)) {
+  if (FillsOnFirstUse(node, operands_fit_l3_)) {
     std::vector<View> inner(views.begin(), views.end());
     inner[a.operand] = buf;
     LowerFilledOnFirstUse(*node.children[1], inner, a.operand,

@@ -120,19 +120,24 @@ class Emitter : public Xbyak::CodeGenerator {
   void LimitGprs(size_t n);
   // Whether packed B buffers may be filled on first use (FillsOnFirstUse).
   void set_fill_on_first_use(bool on) { fill_on_first_use_ = on; }
-  // Whether the buffer `node` (an Alloc) is filled as its body first reads
-  // the operand rather than by its prologue copy: a row-major f32 B packed
-  // into L1 or L2 with no epilogue, whose body is a serial loop along m
-  // (which does not move B) of more than one tile, whose tiles read B only
-  // through the broadcast kernel's loads of whole vectors. The loop's first
-  // tile reads B from where it was, and the kernel stores each vector it
-  // loads into the buffer as well (View::tee), so the stores overlap its
-  // FMAs instead of a copy running ahead of them; every later tile reads the
-  // buffer. A buffer in L3 is not: its first tile would read all of B from
-  // memory between FMAs, which measured slower than the copy (1024^3 on a
-  // Zen 4 guest: 2-4 %). The cost model still prices the copy as if it ran
-  // ahead.
-  bool FillsOnFirstUse(const ImplNode& node) const;
+  // Whether the buffer `node` (an Alloc) is filled as its body first reads the
+  // operand rather than by its prologue copy: a row-major f32 B packed into L1
+  // or L2 with no epilogue, whose body is a serial loop along m (which does not
+  // move B) of more than one tile, whose tiles read B only through the
+  // broadcast kernel's loads of whole vectors, in a function whose operands fit
+  // in its L3 budget (`operands_fit_l3`, OperandsFitL3 of the function's root).
+  // The loop's first tile reads B from where it was, and the kernel stores each
+  // vector it loads into the buffer as well (View::tee), so the stores overlap
+  // its FMAs instead of a copy running ahead of them; every later tile reads
+  // the buffer. Where B comes from memory the copy streams it faster than a
+  // tile of FMAs reads it: on a Zen 4 guest the fill ran 16x4096x4096 (64 MiB
+  // of B) 1.19x and 1024^3 (B packed into L3) 1.02-1.04x slower, and 64x64x64
+  // with ldb=4096 1.03-1.07x, 256^3 1.015x and 128x768x768 1.02x faster. The
+  // cost model still prices the copy as if it ran ahead.
+  bool FillsOnFirstUse(const ImplNode& node, bool operands_fit_l3) const;
+  // Whether a root Spec's operands, all of their batches, fit in its L3
+  // budget.
+  static bool OperandsFitL3(const Spec& root);
   void FreeGpr(const Xbyak::Reg64& r);
 
   // Deferred pointer bumps: Owe adds `bytes` to what GPR r must still be
@@ -225,6 +230,8 @@ class Emitter : public Xbyak::CodeGenerator {
 
   Target target_;
   bool fill_on_first_use_ = true;
+  // OperandsFitL3 of the function being emitted.
+  bool operands_fit_l3_ = false;
   // The level the output was viewed into L1 from, in the subtree being
   // lowered (kL1 outside any such view).
   Level output_from_ = Level::kL1;

@@ -26,12 +26,13 @@
 namespace amarena {
 namespace {
 
-// Buffers in `impl` the emitter fills on first use.
+// Buffers in `impl` (a root) the emitter fills on first use.
 int FilledBuffers(const ImplNode& impl, const Target& t) {
   jit::Emitter e(t);
+  const bool fit = jit::Emitter::OperandsFitL3(impl.spec);
   int n = 0;
   testing::ForEachNode(impl, [&](const ImplNode& node) {
-    n += node.how.type == NodeType::kAlloc && e.FillsOnFirstUse(node);
+    n += node.how.type == NodeType::kAlloc && e.FillsOnFirstUse(node, fit);
   });
   return n;
 }
