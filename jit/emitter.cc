@@ -138,30 +138,6 @@ void Emitter::PayOwed() {
   }
 }
 
-namespace {
-
-// Bytes of a buffer holding `t`: what its layout addresses, panel padding,
-// interleaved rows padded to whole pairs and unused section slots included.
-int64_t BufferBytes(const TensorSpec& t) { return t.StoredBytes(); }
-
-int64_t AlignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
-
-// Scratch bytes the tree needs: buffers nest like a stack, each 64-aligned.
-int64_t ScratchNeeded(const ImplNode& node) {
-  int64_t below = 0;
-  for (const ImplPtr& c : node.children)
-    below = std::max(below, ScratchNeeded(*c));
-  if (node.how.type == NodeType::kAlloc &&
-      node.how.alloc.kind == AllocKind::kBuffer) {
-    TensorSpec t = node.spec.Operand(node.how.alloc.operand);
-    t.aux = node.how.alloc.to;
-    below += AlignUp(BufferBytes(t), 64);
-  }
-  return below;
-}
-
-}  // namespace
-
 void Emitter::EmitFunction(const ImplNode& root,
                            const std::array<int64_t, 3>& leading) {
   struct Audit {
@@ -268,16 +244,21 @@ View TileView(const Spec& s, const View& v, int i, Dim d, int64_t start,
 
 }  // namespace
 
+std::vector<View> TileViews(const Spec& s, std::span<const View> views, Dim d,
+                            int64_t start, int64_t len) {
+  std::vector<View> out;
+  for (int i = 0; i < s.NumOperands(); ++i)
+    out.push_back(TileView(s, views[i], i, d, start, len));
+  return out;
+}
+
 void Emitter::LowerLoop(const ImplNode& node, std::span<const View> views) {
   const Spec& s = node.spec;
   const LoopInfo& loop = node.how.loop;
   const int n = s.NumOperands();
 
   auto tile_views = [&](int64_t start, int64_t len) {
-    std::vector<View> out;
-    for (int i = 0; i < n; ++i)
-      out.push_back(TileView(s, views[i], i, loop.dim, start, len));
-    return out;
+    return TileViews(s, views, loop.dim, start, len);
   };
   const int64_t rem = Extent(s, loop.dim) - loop.full_iters * loop.tile;
 
@@ -443,122 +424,6 @@ void Emitter::LowerAllocChildren(const ImplNode& node,
     View io[] = {moved, from};
     Lower(*node.children[child++], io);
   }
-}
-
-namespace {
-
-// Whether every read of operand `i` in the matmul subtree `node` is a
-// broadcast kernel's load of whole f32 vectors (what BroadcastFma tees), and
-// nothing else moves, buffers or batches it.
-bool ReadOnlyByTeeingKernels(const ImplNode& node, int i) {
-  const Spec& s = node.spec;
-  if (!s.IsMatmul()) return true;  // a zero or a move of another operand
-  switch (node.how.type) {
-    case NodeType::kLoop:
-      if (node.how.loop.dim == Dim::kB) return false;
-      break;
-    case NodeType::kBlock:
-      break;
-    case NodeType::kAlloc:
-      if (node.how.alloc.operand == i &&
-          node.how.alloc.kind != AllocKind::kView)
-        return false;
-      break;
-    case NodeType::kKernel: {
-      const int vw = s.aux[2].vector_width;
-      return node.how.kernel == KernelId::kBroadcastFma &&
-             s.aux[i].dtype == DType::kF32 && vw > 1 && s.n % vw == 0;
-    }
-  }
-  for (const ImplPtr& c : node.children)
-    if (!ReadOnlyByTeeingKernels(*c, i)) return false;
-  return true;
-}
-
-}  // namespace
-
-bool Emitter::OperandsFitL3(const Spec& root) {
-  int64_t bytes = 0;
-  for (int i = 0; i < root.NumOperands(); ++i)
-    bytes += root.BatchedElements(i) * SizeOf(root.aux[i].dtype);
-  return root.budget.has_value() &&
-         bytes <= root.budget->l3_lines * kLineBytes;
-}
-
-bool Emitter::FillsOnFirstUse(const ImplNode& node,
-                              bool operands_fit_l3) const {
-  const AllocInfo& a = node.how.alloc;
-  const Spec& s = node.spec;
-  if (!fill_on_first_use_ || !operands_fit_l3 ||
-      a.kind != AllocKind::kBuffer || !a.prologue ||
-      a.epilogue || !s.IsMatmul() || a.operand != 1 || s.b != 1 ||
-      s.aux[1].dtype != DType::kF32 || a.to.dtype != DType::kF32 ||
-      !Faster(a.to.level, Level::kL3) || s.aux[1].layout.packed() ||
-      !s.aux[1].layout.row_major())
-    return false;
-  const ImplNode& body = *node.children[1];
-  if (body.how.type != NodeType::kLoop) return false;
-  const LoopInfo& loop = body.how.loop;
-  // Every tile, the remainder's too, reads the buffer only as the first one
-  // fills it: whole vectors of its columns, never the panels' padding.
-  return loop.dim == Dim::kM && !loop.parallel && loop.full_iters >= 1 &&
-         (loop.full_iters >= 2 || body.HasRemainder()) &&
-         ReadOnlyByTeeingKernels(*body.children[0], a.operand) &&
-         (!body.HasRemainder() ||
-          ReadOnlyByTeeingKernels(*body.children[1], a.operand));
-}
-
-void Emitter::LowerBuffer(const ImplNode& node, std::span<const View> views) {
-  const AllocInfo& a = node.how.alloc;
-  TensorSpec t = node.spec.Operand(a.operand);
-  t.aux = a.to;
-  const int64_t bytes = AlignUp(BufferBytes(t), 64);
-  View buf = MemoryView(t);
-  buf.base = AllocGpr();
-  lea(buf.base, ptr[scratch_ + Disp32(scratch_top_)]);
-  Points& p = points_[static_cast<size_t>(buf.base.getIdx())];
-  p = points_[static_cast<size_t>(scratch_.getIdx())];
-  p.lo += scratch_top_;
-  p.hi += scratch_top_;
-  scratch_top_ += bytes;
-  AMARENA_JIT_CHECK(scratch_top_ <= scratch_bytes_);
-  if (FillsOnFirstUse(node, operands_fit_l3_)) {
-    std::vector<View> inner(views.begin(), views.end());
-    inner[a.operand] = buf;
-    LowerFilledOnFirstUse(*node.children[1], inner, a.operand,
-                          views[a.operand]);
-  } else {
-    LowerAllocChildren(node, views, buf);
-  }
-  scratch_top_ -= bytes;
-  FreeGpr(buf.base);
-}
-
-void Emitter::LowerFilledOnFirstUse(const ImplNode& loop,
-                                    std::span<const View> views, int operand,
-                                    const View& source) {
-  const Spec& s = loop.spec;
-  const LoopInfo& info = loop.how.loop;
-  const int n = s.NumOperands();
-  auto tile_views = [&](int64_t start, int64_t len) {
-    std::vector<View> out;
-    for (int i = 0; i < n; ++i)
-      out.push_back(TileView(s, views[i], i, info.dim, start, len));
-    return out;
-  };
-  std::vector<View> first = tile_views(0, info.tile);
-  first[operand] = source;
-  first[operand].tee = std::make_shared<View>(views[operand]);
-  Lower(*loop.children[0], first);
-  const int64_t rest = Extent(s, info.dim) - info.tile;
-  if (info.full_iters == 1) {  // only the remainder is left
-    Lower(*loop.children[1], tile_views(info.tile, rest));
-    return;
-  }
-  ImplNode rest_loop = loop;
-  rest_loop.spec.m -= info.tile;
-  rest_loop.how.loop.full_iters -= 1;
-  Lower(rest_loop, tile_views(info.tile, rest));
 }
 
 void Emitter::LowerBlock(const ImplNode& node, std::span<const View> views) {

@@ -258,6 +258,14 @@ class Emitter : public Xbyak::CodeGenerator {
   std::array<Range, 4> touched_{};
 };
 
+// The views of every operand of `s` for its tile starting at `start` along
+// d with extent `len` (an operand the dimension does not move keeps its view).
+std::vector<View> TileViews(const Spec& s, std::span<const View> views, Dim d,
+                            int64_t start, int64_t len);
+// Scratch bytes the tree needs: buffers nest like a stack, each 64-aligned
+// (emit_buffers.cc).
+int64_t ScratchNeeded(const ImplNode& root);
+
 // The per-kernel emitters (emit_kernels.cc), one per KernelId.
 void EmitKernel(Emitter& e, const Spec& spec, KernelId id,
                 std::span<const View> views);
