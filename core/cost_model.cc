@@ -89,13 +89,16 @@ int64_t SideBySideRuns(const Spec& spec, const LoopInfo& loop,
 // runs: each row's piece of a strip, the next a pitch away, and the next
 // piece of that row only when the loop comes back to it (a whole strip
 // later). A loop along a GL operand's columns cuts it so when the operand has
-// more than Layout::kDenseRows rows (at most that many, the loop continues
-// the same few streams, each along its row: what a view of them is priced
-// as). Each iteration's tile pays, per line, CostParams::RunLine of its
-// row's bytes over the dense price its views were charged. A column-major B
-// is left to SideBySideRuns. A leading dimension changes nothing here, as
-// nowhere in the model: every tile is priced as a view of a larger matrix
-// (its Spec is shared with the dense problem's, core/spec.h WithoutLds).
+// more than Layout::kDenseRows rows: each iteration's tile pays, per line,
+// CostParams::RunLine of its row's bytes over the dense price its views were
+// charged. With 2 to kDenseRows rows the loop continues the same few
+// streams, each along its row, a piece of each in turn: a band, whose tile
+// pays CostParams::BandLine of its row's bytes over dense instead where the
+// root's operands stream from DRAM (Target::dram_operands). A
+// column-major B is left to SideBySideRuns. A leading dimension changes
+// nothing here, as nowhere in the model: every tile is priced as a view of a
+// larger matrix (its Spec is shared with the dense problem's, core/spec.h
+// WithoutLds).
 int64_t CutRows(const Spec& parent, const Spec& child, Dim dim,
                 const Target& t) {
   int64_t extra = 0;
@@ -104,11 +107,13 @@ int64_t CutRows(const Spec& parent, const Spec& child, Dim dim,
     const TensorSpec op = parent.Operand(i);
     const Layout& l = op.layout();
     if (op.aux.level != Level::kGL || l.packed() || !l.row_major()) continue;
-    if (OperandAxis(parent, i, dim) != Axis::kCols ||
-        op.rows <= Layout::kDenseRows)
-      continue;
+    if (OperandAxis(parent, i, dim) != Axis::kCols || op.rows < 2) continue;
     const TensorSpec tile = child.Operand(i);
-    extra += tile.Lines() * (t.cost.RunLine(tile.RunBytes()) - dense);
+    const int64_t line = op.rows > Layout::kDenseRows
+                             ? t.cost.RunLine(tile.RunBytes())
+                         : t.dram_operands ? t.cost.BandLine(tile.RunBytes())
+                                           : dense;
+    extra += tile.Lines() * (line - dense);
   }
   return extra;
 }
@@ -245,6 +250,15 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
         if (from == Level::kGL && moved.Panels() > t.cost.dram_streams)
           dense = false;
         int64_t line = t.cost.Line(from, dense);
+        // A few plain rows from DRAM are read as a band in pieces of a row
+        // of the view at most (CutRows): so a view of whole rows cannot
+        // hide a band's price from the loops below it. A loop that cuts a
+        // band into pieces it then views pays for them twice, which only
+        // makes long pieces dearer still.
+        if (from == Level::kGL && dense && t.dram_operands &&
+            !moved.layout().packed() && moved.layout().row_major() &&
+            moved.rows >= 2 && moved.rows <= Layout::kDenseRows)
+          line = std::max(line, t.cost.BandLine(moved.RunBytes()));
         // Two panels sections apart (adjacent ones pay in their loop along
         // k, SideBySideRuns).
         if (from == Level::kGL && dense && moved.Panels() >= 2 &&

@@ -2,8 +2,11 @@
 // each measured there with `amarena calibrate`'s methods (the first with its
 // clock taken from the FMA rate). The first table is
 // the defaults, CostParams{} (core/target.h), and the fallback for a CPU of a
-// vendor no table is from. runtime/prices.h picks one for the host.
+// vendor no table is from. runtime/prices.h picks one for the host
+// (NearestShipped, below).
 #include <array>
+#include <cstdlib>
+#include <limits>
 
 #include "core/price_table.h"
 
@@ -70,6 +73,11 @@ PriceTable Zen4() {
   // L1 fills from L2 beside zmm kernels get about two thirds of L2's
   // streaming rate (CostParams::l2_overlap_pct_zmm says how it was measured).
   c.l2_overlap_pct_zmm = 65;
+  // Bands of 8 rows in pieces of 512 B to 16 KiB took 1.05, 1.16, 1.41,
+  // 1.53, 1.69 and 1.68x the time of pieces of 256 B (medians over seven
+  // calibrations, each piece 0.99-1.14, 1.09-1.25, 1.36-1.50, 1.47-1.64,
+  // 1.64-1.98 and 1.41-1.78x), times the dense line above.
+  c.line_gl_band = {0, 67, 74, 90, 98, 108, 108};
   return AmdEpycGuest("zen4-epyc-vm", 25, 17, 32 << 10, 1 << 20, c);
 }
 
@@ -161,6 +169,35 @@ absl::Span<const PriceTable> ShippedPriceTables() {
   static const auto* const kTables =
       new std::array<PriceTable, 4>{Zen5(), Zen4(), Zen3(), XeonAmx()};
   return *kTables;
+}
+
+const PriceTable* FindShipped(absl::string_view label) {
+  for (const PriceTable& t : ShippedPriceTables())
+    if (t.label == label) return &t;
+  return nullptr;
+}
+
+ShippedMatch NearestShipped(const CpuIdentity& cpu,
+                            absl::Span<const PriceTable> tables) {
+  const PriceTable* best = nullptr;
+  int64_t best_distance = std::numeric_limits<int64_t>::max();
+  for (const PriceTable& t : tables) {
+    if (t.cpu.vendor != cpu.vendor) continue;
+    if (t.cpu.family == cpu.family && t.cpu.model == cpu.model)
+      return {&t, true};
+    // Family first: a model number means nothing across families.
+    int64_t d = int64_t{std::abs(t.cpu.family - cpu.family)} * 4096 +
+                std::abs(t.cpu.model - cpu.model);
+    if (d < best_distance) {
+      best = &t;
+      best_distance = d;
+    }
+  }
+  return {best != nullptr ? best : &tables.front(), false};
+}
+
+ShippedMatch NearestShipped(const CpuIdentity& cpu) {
+  return NearestShipped(cpu, ShippedPriceTables());
 }
 
 }  // namespace amarena

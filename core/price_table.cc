@@ -40,6 +40,10 @@ template <int kStep>
 int64_t& Run(CostParams& c) {
   return c.line_gl_run[kStep];
 }
+template <int kStep>
+int64_t& Band(CostParams& c) {
+  return c.line_gl_band[kStep];
+}
 constexpr int kGL = static_cast<int>(Level::kGL);
 constexpr int kL3 = static_cast<int>(Level::kL3);
 constexpr int kL2 = static_cast<int>(Level::kL2);
@@ -98,9 +102,18 @@ const PriceField kPriceFields[] = {
      /*optional=*/true},
     {"l2_share_pct", [](CostParams& c) -> int64_t& { return c.l2_share_pct; },
      /*optional=*/true},
+    {"line_gl_band_256", Band<0>, /*optional=*/true},
+    {"line_gl_band_512", Band<1>, /*optional=*/true},
+    {"line_gl_band_1024", Band<2>, /*optional=*/true},
+    {"line_gl_band_2048", Band<3>, /*optional=*/true},
+    {"line_gl_band_4096", Band<4>, /*optional=*/true},
+    {"line_gl_band_8192", Band<5>, /*optional=*/true},
+    {"line_gl_band_16384", Band<6>, /*optional=*/true},
 };
 static_assert(CostParams::kDramRunSteps == 9,
               "one line_gl_run_* field per measured run length");
+static_assert(CostParams::kDramBandSteps == 7,
+              "one line_gl_band_* field per measured piece length");
 
 // The identity's fields: strings, then integers.
 struct StringField {
@@ -445,6 +458,9 @@ CostParams ClampPrices(CostParams c) {
   int64_t longer = c.line_dense[kGL];
   for (int i = CostParams::kDramRunSteps - 1; i >= 0; --i)
     longer = c.line_gl_run[i] = std::max(c.line_gl_run[i], longer);
+  // A band's line: 0 (the dense price) or dearer than dense.
+  for (int64_t& p : c.line_gl_band)
+    if (p <= c.line_dense[kGL]) p = 0;
   c.dram_run_bytes = std::max<int64_t>(c.dram_run_bytes, kLineBytes);
   c.dram_streams = std::max<int64_t>(c.dram_streams, 1);
   c.l2_share_pct = std::clamp<int64_t>(c.l2_share_pct, 1, 100);
@@ -463,35 +479,6 @@ CostParams ClampPrices(CostParams c) {
   // A load beside FMAs is at least a load (0: the same).
   if (c.load_beside_fma <= c.load) c.load_beside_fma = 0;
   return c;
-}
-
-const PriceTable* FindShipped(absl::string_view label) {
-  for (const PriceTable& t : ShippedPriceTables())
-    if (t.label == label) return &t;
-  return nullptr;
-}
-
-ShippedMatch NearestShipped(const CpuIdentity& cpu,
-                            absl::Span<const PriceTable> tables) {
-  const PriceTable* best = nullptr;
-  int64_t best_distance = std::numeric_limits<int64_t>::max();
-  for (const PriceTable& t : tables) {
-    if (t.cpu.vendor != cpu.vendor) continue;
-    if (t.cpu.family == cpu.family && t.cpu.model == cpu.model)
-      return {&t, true};
-    // Family first: a model number means nothing across families.
-    int64_t d = int64_t{std::abs(t.cpu.family - cpu.family)} * 4096 +
-                std::abs(t.cpu.model - cpu.model);
-    if (d < best_distance) {
-      best = &t;
-      best_distance = d;
-    }
-  }
-  return {best != nullptr ? best : &tables.front(), false};
-}
-
-ShippedMatch NearestShipped(const CpuIdentity& cpu) {
-  return NearestShipped(cpu, ShippedPriceTables());
 }
 
 }  // namespace amarena

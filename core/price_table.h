@@ -81,6 +81,7 @@ std::string PricesHash(const CostParams& c);
 //   dense L3 <= line_gl_far_panels <= strided GL;
 //   dense GL <= line_gl_run at each run length, and no longer run dearer
 //   than a shorter one;
+//   line_gl_band 0 (the dense price) or above dense GL at each length;
 //   dram_run_bytes >= 64 (one line), dram_streams >= 1, parallel_setup >= 0.
 CostParams ClampPrices(CostParams c);
 

@@ -123,8 +123,9 @@ Operands::Operands(const Spec& s) {
     TensorSpec t = s.Operand(i);
     size_t bytes =
         static_cast<size_t>(s.BatchedElements(i)) * SizeOf(t.aux.dtype);
-    size_t rounded = (bytes + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, rounded);
+    const size_t align = bytes >= 4096 ? 4096 : 64;
+    size_t rounded = (bytes + align - 1) / align * align;
+    void* p = std::aligned_alloc(align, rounded);
     AMARENA_CHECK(p != nullptr);
     std::memset(p, 0, rounded);
     bufs_.emplace_back(p);

@@ -29,7 +29,11 @@ namespace amarena {
 void Relayout(const TensorSpec& from, const void* src, const TensorSpec& to,
               void* dst);
 
-// Owned, 64-byte aligned buffers for every operand of a Spec.
+// Owned buffers for every operand of a Spec: on a page from 4 KiB up (as
+// engines keep tensors, and as the peers' operands are in the benchmarks),
+// else on 64 bytes. Where the heap happened to put them would otherwise move
+// how an operand's lines share L1 sets with another's: the same code timed
+// 0.9-1.1x from one binary to another.
 class Operands {
  public:
   explicit Operands(const Spec& s);

@@ -91,6 +91,16 @@ int64_t Spec::BatchedElements(int i) const {
   return (b - 1) * BatchStride(i) + Operand(i).StoredElements();
 }
 
+int64_t Spec::BatchedBytes(int i) const {
+  return BatchedElements(i) * SizeOf(aux[i].dtype);
+}
+
+bool Spec::OperandsFitL3() const {
+  int64_t bytes = 0;
+  for (int i = 0; i < NumOperands(); ++i) bytes += BatchedBytes(i);
+  return budget.has_value() && bytes <= budget->l3_lines * kLineBytes;
+}
+
 std::array<uint64_t, kPackedWords> PackProblem(const Spec& s) {
   auto ld = [&](int i) { return static_cast<uint64_t>(s.aux[i].layout.ld()); };
   // kDenseBatch (-1) packs as 0.

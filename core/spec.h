@@ -140,6 +140,12 @@ struct Spec {
   // first element to its last one's last: (b - 1) * BatchStride(i) + the
   // matrix's stored elements.
   int64_t BatchedElements(int i) const;
+  // Bytes operand i spans over the whole batch (BatchedElements).
+  int64_t BatchedBytes(int i) const;
+  // Whether the operands, all of their batches, fit in the L3 part of the
+  // budget (false without a budget): then a kernel called again and again
+  // finds them in the caches, not in DRAM.
+  bool OperandsFitL3() const;
   // Whether every batch element reads one B (its batch stride is 0).
   bool SharedB() const { return IsMatmul() && b > 1 && batch_stride[1] == 0; }
 

@@ -1,5 +1,6 @@
 #include "core/target.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -20,6 +21,20 @@ int64_t CostParams::RunLine(int64_t bytes) const {
   const int64_t p1 = i < kDramRunSteps ? line_gl_run[i] : dense;
   const double f = std::log2(static_cast<double>(bytes) / r0) /
                    std::log2(static_cast<double>(r1) / r0);
+  return p0 + std::llround(f * static_cast<double>(p1 - p0));
+}
+
+int64_t CostParams::BandLine(int64_t bytes) const {
+  const int64_t dense = line_dense[static_cast<int>(Level::kGL)];
+  auto at = [&](int i) { return std::max(line_gl_band[i], dense); };
+  if (bytes <= kDramBandBytes[0]) return at(0);
+  if (bytes >= kDramBandBytes[kDramBandSteps - 1])
+    return at(kDramBandSteps - 1);
+  int i = 1;
+  while (kDramBandBytes[i] < bytes) ++i;
+  const int64_t r0 = kDramBandBytes[i - 1], p0 = at(i - 1), p1 = at(i);
+  const double f = std::log2(static_cast<double>(bytes) / r0) /
+                   std::log2(static_cast<double>(kDramBandBytes[i]) / r0);
   return p0 + std::llround(f * static_cast<double>(p1 - p0));
 }
 
@@ -66,11 +81,18 @@ Spec Target::Bind(Spec s) const {
   return Canonical(s);
 }
 
+Target Target::ForRoot(const Spec& bound) const {
+  Target t = *this;
+  t.dram_operands = !bound.OperandsFitL3();
+  return t;
+}
+
 std::string Target::Fingerprint() const {
   return absl::StrCat(Name(isa), "-w", workers, "-vr", vector_registers, "-gpr",
                       gprs, "-l1:", l1_lines, "-l2:", l2_lines,
-                      "-l3:", l3_lines, bf16_dot ? "-bf16dp" : "", "-cm",
-                      kCostModelVersion, "-p", PricesHash(cost));
+                      "-l3:", l3_lines, bf16_dot ? "-bf16dp" : "",
+                      dram_operands ? "" : "-warm", "-cm", kCostModelVersion,
+                      "-p", PricesHash(cost));
 }
 
 }  // namespace amarena

@@ -95,6 +95,26 @@ struct CostParams {
   static constexpr int64_t kDramRowBytes = 32768;
   std::array<int64_t, kDramRunSteps> line_gl_run = {280, 183, 102, 93, 82,
                                                     79,  79,  62,  50};
+  // From DRAM, a plain matrix of a few rows (2 to Layout::kDenseRows) cut
+  // into column strips is read as a band: each strip's piece of every row in
+  // turn, the same few streams going on strip after strip (core/
+  // cost_model.cc, CutRows). Long pieces stream slower than short ones: on
+  // the Zen 4 guest, 8 rows at a 32 KiB pitch in pieces of 1 KiB took
+  // 1.1-1.25x the time of pieces of 256 B, 2 KiB 1.35-1.5x, 4 KiB and more
+  // about 1.6x, and 1x2048x16384 f32 with 64-column strips of 8 rows ran
+  // 1.2-1.3x as fast as with 256-column ones, which the model had priced
+  // alike. The price of a line of a band read in pieces of kDramBandBytes[i]
+  // bytes, from `amarena calibrate` (calibrate_loops.h, BlockPass): the
+  // dense price times the band's time over the time in pieces of the first
+  // length (which itself streams at 0.9-1.25x the sequential rate there,
+  // from one calibration to the next). 0: the dense price (where it was not
+  // measured, and for pieces no slower than the first). Pieces shorter than
+  // the first length cost as the first, longer than the last as the last;
+  // lengths between are interpolated in log2 (BandLine).
+  static constexpr int kDramBandSteps = 7;
+  static constexpr std::array<int64_t, kDramBandSteps> kDramBandBytes = {
+      256, 512, 1024, 2048, 4096, 8192, 16384};
+  std::array<int64_t, kDramBandSteps> line_gl_band = {0, 0, 0, 0, 0, 0, 0};
   // The per cent of the per-core L3 share the search may fill with packing
   // buffers (Target::l3_lines). The rest is for what streams through L3
   // beside them: the matrices read from DRAM and C's lines written back
@@ -180,8 +200,11 @@ struct CostParams {
   // The price of a line from DRAM read as runs of `bytes` (>= 1): the
   // shortest run's price below 64 B, the dense price from kDramRowBytes on.
   int64_t RunLine(int64_t bytes) const;
+  // The price of a line from DRAM read as part of a band in pieces of
+  // `bytes` (>= 1): line_gl_band, at least the dense price.
+  int64_t BandLine(int64_t bytes) const;
 };
-inline constexpr int kCostModelVersion = 17;
+inline constexpr int kCostModelVersion = 18;
 // Versions what the generator makes of a tree (the search space, the JIT):
 // part of every cache key and of the on-disk database's identity.
 inline constexpr int kGeneratorVersion = 16;
@@ -219,6 +242,14 @@ struct Target {
   // (CostParams::l2_share_pct, l3_share_pct).
   int64_t l2_bytes = 512 << 10;
   int64_t l3_bytes = 8 << 20;
+  // Whether the root's operands stream from DRAM (ForRoot): their lines then
+  // pay the DRAM-only effects (CostParams::line_gl_band). False for a root
+  // whose operands fit in its L3 budget (Spec::OperandsFitL3): called again
+  // and again, it finds them in the caches, where bands read at one rate
+  // whatever their pieces (on the Zen 4 guest 8 rows of an 8 MiB matrix,
+  // pieces of 64 B to 4 KiB: 73-78 GB/s). GL lines keep their prices either
+  // way. Part of the fingerprint, so stored results of the two never mix.
+  bool dram_operands = true;
   CostParams cost;
   // The price of one vector FMA, load or store of this ISA's width: an
   // AVX-512 target's are the table's zmm prices where it has them
@@ -271,6 +302,10 @@ struct Target {
   // The root Spec of a search: the user's Spec with its own budget if it names
   // one, else the target's whole budget.
   Spec Bind(Spec s) const;
+  // The target a bound root is searched, stored and priced under: this one
+  // with dram_operands set for it. Every sub-Spec of that search is priced
+  // as part of that root.
+  Target ForRoot(const Spec& bound) const;
   // Short text identifying everything that changes search results or code,
   // the prices included (as a hash: core/price_table.h).
   std::string Fingerprint() const;

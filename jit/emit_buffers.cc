@@ -65,14 +65,6 @@ bool ReadOnlyByTeeingKernels(const ImplNode& node, int i) {
 
 }  // namespace
 
-bool Emitter::OperandsFitL3(const Spec& root) {
-  int64_t bytes = 0;
-  for (int i = 0; i < root.NumOperands(); ++i)
-    bytes += root.BatchedElements(i) * SizeOf(root.aux[i].dtype);
-  return root.budget.has_value() &&
-         bytes <= root.budget->l3_lines * kLineBytes;
-}
-
 bool Emitter::FillsOnFirstUse(const ImplNode& node,
                               bool operands_fit_l3) const {
   const AllocInfo& a = node.how.alloc;

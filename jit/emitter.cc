@@ -153,7 +153,7 @@ void Emitter::EmitFunction(const ImplNode& root,
   constexpr int kCallerSaved =
       static_cast<int>(std::size(kGprOrder) - std::size(kSaved));
   scratch_bytes_ = ScratchNeeded(root);
-  operands_fit_l3_ = OperandsFitL3(root.spec);
+  operands_fit_l3_ = root.spec.OperandsFitL3();
   const int held = root.spec.NumOperands() + (scratch_bytes_ > 0 ? 1 : 0) +
                    root.cost.peak.gpr;
   const int saved = std::clamp(held - kCallerSaved, 0,

@@ -125,7 +125,7 @@ class Emitter : public Xbyak::CodeGenerator {
   // or L2 with no epilogue, whose body is a serial loop along m (which does not
   // move B) of more than one tile, whose tiles read B only through the
   // broadcast kernel's loads of whole vectors, in a function whose operands fit
-  // in its L3 budget (`operands_fit_l3`, OperandsFitL3 of the function's root).
+  // in its L3 budget (`operands_fit_l3`, Spec::OperandsFitL3 of its root).
   // The loop's first tile reads B from where it was, and the kernel stores each
   // vector it loads into the buffer as well (View::tee), so the stores overlap
   // its FMAs instead of a copy running ahead of them; every later tile reads
@@ -135,9 +135,6 @@ class Emitter : public Xbyak::CodeGenerator {
   // with ldb=4096 1.03-1.07x, 256^3 1.015x and 128x768x768 1.02x faster. The
   // cost model still prices the copy as if it ran ahead.
   bool FillsOnFirstUse(const ImplNode& node, bool operands_fit_l3) const;
-  // Whether a root Spec's operands, all of their batches, fit in its L3
-  // budget.
-  static bool OperandsFitL3(const Spec& root);
   void FreeGpr(const Xbyak::Reg64& r);
 
   // Deferred pointer bumps: Owe adds `bytes` to what GPR r must still be
@@ -230,7 +227,7 @@ class Emitter : public Xbyak::CodeGenerator {
 
   Target target_;
   bool fill_on_first_use_ = true;
-  // OperandsFitL3 of the function being emitted.
+  // Spec::OperandsFitL3 of the function being emitted.
   bool operands_fit_l3_ = false;
   // The level the output was viewed into L1 from, in the subtree being
   // lowered (kL1 outside any such view).

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "jit/cpu_features.h"
+#include "runtime/calibrate_dram.h"
 #include "runtime/calibrate_loops.h"
 #include "runtime/prices.h"
 
@@ -32,22 +33,6 @@ int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-// The calling thread's CPU time: what it ran, not what other processes ran
-// while it waited for the core (the machines this runs on are often shared;
-// short runs timed this way mostly fall between two preemptions, and the
-// figures below keep the typical or the fastest runs). Cache and memory
-// contention still show.
-int64_t ThreadNs() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
-double Median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
 }
 
 // Times runs in cycles of the clock they ran at. Each timed run is bracketed
@@ -222,35 +207,6 @@ int64_t ZmmUnits(double zmm_per_cycle, int64_t ymm_units) {
 
 }  // namespace
 
-// Where the rate of R-byte runs stops rising steeply: the knee below which
-// runs stream clearly slower than a typical run. The curve is made monotone
-// first (each length gets the best rate of any length up to it: a longer
-// run never streams worse, whatever a prefetcher did in one pass), and the
-// threshold is 90 % of its median or 50 %, whichever is lower. Every host
-// measured so far has runs of 256 B to 4 KiB on a plateau near half the
-// sequential rate and runs of 8-16 KiB climbing above it: a threshold of
-// 50 % or of 90 % of the best rate then falls on the plateau, and the
-// crossing jumped between 256 B and 2.6 KiB from one calibration to the next
-// on a Zen 3 host; the median is a point of the plateau. The knee is the
-// shortest measured length whose rate reaches the threshold (at least a
-// line), not a length interpolated between two: what it is compared with (a
-// panel's run, core/cost_model.cc SideBySideRuns) is a power of two, as the
-// measured lengths are, and on an Intel Xeon host where 50 % fell halfway (in
-// log2) between 128 B (43-45 %) and 256 B (55-57 %), an interpolated knee
-// rounded to 128 in two calibrations of five and to 256 in three.
-int64_t HalfRateRun(const std::vector<std::pair<int64_t, double>>& runs) {
-  if (runs.empty()) return kLine;
-  std::vector<std::pair<int64_t, double>> env = runs;
-  for (size_t i = 1; i < env.size(); ++i)
-    env[i].second = std::max(env[i].second, env[i - 1].second);
-  const double threshold =
-      std::min(50.0, 0.9 * env[env.size() / 2].second);  // env is sorted
-  for (const auto& [bytes, pct] : env) {
-    if (pct >= threshold) return std::max<int64_t>(kLine, bytes);
-  }
-  return env.back().first;  // not reached: the median is at most the last
-}
-
 absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   const CpuFeatures cpu = DetectCpu();
   if (!cpu.avx2 || !cpu.fma)
@@ -371,60 +327,9 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   }
   c.ghz = timer.Ghz();
 
-  // 4. DRAM runs: a matrix of 32 KiB rows, the whole DRAM set up to 256 MiB
-  // (and at least twice L3). A set of only twice L3 streamed partly from L3
-  // in some calibrations and not in others (AMD's L3 keeps what it keeps):
-  // the sequential rate read 17 or 25 GB/s on alternate calibrations of the
-  // Zen 4 host, and every run's percentage of it moved by a third. Each
-  // round reads the matrix once at every run length, sequentially first, so
-  // a neighbour's load that comes and goes weighs on all of them alike; a
-  // length's figure is the median over the rounds of its share of the
-  // sequential rate in the round (the first round, a warm-up, is dropped).
-  const size_t pitch = static_cast<size_t>(c.dram_row_bytes) / sizeof(float);
-  const size_t rows = static_cast<size_t>(
-      std::min<int64_t>(dram, std::max<int64_t>(int64_t{256} << 20,
-                                                2 * cpu.l3_bytes)) /
-      c.dram_row_bytes);
-  std::vector<size_t> run_floats = {pitch};
-  for (int64_t bytes : CostParams::kDramRunBytes)
-    run_floats.push_back(static_cast<size_t>(bytes) / sizeof(float));
-  std::vector<std::vector<double>> pass_ns(run_floats.size());
-  for (int round = 0; round <= std::max(1, o.dram_rounds); ++round)
-    for (size_t i = 0; i < run_floats.size(); ++i) {
-      const int64_t t0 = ThreadNs();
-      RunPass(buf->p, rows, pitch, run_floats[i]);
-      if (round > 0)
-        pass_ns[i].push_back(static_cast<double>(ThreadNs() - t0));
-    }
-  const double seq_ns = Median(pass_ns[0]);
-  c.dram_sequential_gbps =
-      static_cast<double>(rows * pitch * sizeof(float)) / seq_ns;
-  for (size_t i = 1; i < run_floats.size(); ++i) {
-    std::vector<double> pct;
-    for (size_t r = 0; r < pass_ns[i].size(); ++r)
-      pct.push_back(100 * pass_ns[0][r] / pass_ns[i][r]);
-    c.dram_runs.emplace_back(CostParams::kDramRunBytes[i - 1],
-                             Median(std::move(pct)));
-  }
-  c.dram_run_bytes = HalfRateRun(c.dram_runs);
-
-  // 5. Prefetching a stream: the same matrix read as the vector-matrix
-  // kernels read a plain B (blocks of kBlockRows rows swept across in runs
-  // of kBlockRunBytes), with and without the broadcast kernel's prefetches,
-  // alternately round by round; medians as above.
-  std::array<std::vector<double>, 2> block_ns;
-  for (int round = 0; round <= std::max(1, o.dram_rounds); ++round)
-    for (int with = 0; with < 2; ++with) {
-      const int64_t t0 = ThreadNs();
-      BlockPass(buf->p, rows, pitch, kBlockRunBytes / sizeof(float),
-                with == 1);
-      if (round > 0)
-        block_ns[with].push_back(static_cast<double>(ThreadNs() - t0));
-    }
-  const double block_bytes = static_cast<double>(
-      rows / kBlockRows * kBlockRows * pitch * sizeof(float));
-  c.stream_gbps = block_bytes / Median(block_ns[0]);
-  c.stream_prefetched_gbps = block_bytes / Median(block_ns[1]);
+  // 4-5. DRAM runs, bands and prefetched streams (runtime/calibrate_dram.h).
+  const DramFigures dram_figures =
+      MeasureDram(buf->p, dram, cpu.l3_bytes, o.dram_rounds, c);
 
   // 6. Prices.
   CostParams& m = c.measured;
@@ -454,6 +359,16 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   for (int i = 0; i < CostParams::kDramRunSteps; ++i)
     m.line_gl_run[i] = std::llround(static_cast<double>(m.line_dense[gl]) *
                                     100 / std::max(1.0, c.dram_runs[i].second));
+  // A band's line: the dense line times how much slower it streams than
+  // the band of the shortest pieces (medians over the rounds of the time
+  // ratio). Bands of short pieces read a few streams at once, on the Zen 4
+  // guest 0.9-1.25x the rate of one sequential stream from one calibration
+  // to the next, while the ratios between piece lengths held within about
+  // 10 %: what the model is given is that ratio, with the shortest pieces at
+  // the dense price (ClampPrices leaves those no slower at 0, dense).
+  for (int i = 0; i < CostParams::kDramBandSteps; ++i)
+    m.line_gl_band[i] = std::llround(static_cast<double>(m.line_dense[gl]) *
+                                     dram_figures.band_slower[i]);
   // Panels side by side were measured only on the Zen 5 host, as ratios to
   // its dense GL price (core/target.h); kept in proportion here.
   const CostParams zen5;
@@ -481,12 +396,12 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   // The search's orders (ClampPrices) hold for the table it is given even
   // when a noisy run broke them; the fields raised are reported.
   c.table.cost = ClampPrices(m);
-  const std::vector<std::string> before = absl::StrSplit(CostParamsText(m), ' '),
-                                 after = absl::StrSplit(
-                                     CostParamsText(c.table.cost), ' ');
-  for (size_t i = 0; i < before.size() && i < after.size(); ++i)
-    if (before[i] != after[i])
-      c.clamped.push_back(before[i].substr(0, before[i].find('=')));
+  // By name: a field clamped to its default leaves the text.
+  const std::vector<std::string> after =
+      absl::StrSplit(CostParamsText(c.table.cost), ' ');
+  for (absl::string_view field : absl::StrSplit(CostParamsText(m), ' '))
+    if (std::find(after.begin(), after.end(), field) == after.end())
+      c.clamped.emplace_back(field.substr(0, field.find('=')));
   c.table.label = "calibrated";
   c.table.cpu = IdentityOf(cpu);
   c.seconds = static_cast<double>(NowNs() - start_ns) / 1e9;

@@ -95,6 +95,11 @@ struct Calibration {
   // one calibration to the next.
   double stream_gbps = 0;
   double stream_prefetched_gbps = 0;
+  // The same blocks of dram_band_rows rows read in pieces of each
+  // CostParams::kDramBandBytes length, without prefetches: (bytes, % of the
+  // sequential rate in the same rounds).
+  int64_t dram_band_rows = 0;
+  std::vector<std::pair<int64_t, double>> dram_bands;
 
   double seconds = 0;  // wall time of Calibrate
   // Measured prices before ClampPrices, and the fields it changed.

@@ -1,8 +1,23 @@
 #include "runtime/calibrate_loops.h"
 
 #include <immintrin.h>
+#include <time.h>
+
+#include <algorithm>
 
 namespace amarena::calibrate_loops {
+
+int64_t ThreadNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+double Median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
 namespace {
 
 volatile float g_sink;

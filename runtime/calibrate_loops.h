@@ -8,8 +8,18 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace amarena::calibrate_loops {
+
+// The calling thread's CPU time: what it ran, not what other processes ran
+// while it waited for the core (the machines this runs on are often shared;
+// short runs timed this way mostly fall between two preemptions, and the
+// figures keep the typical or the fastest runs). Cache and memory
+// contention still show.
+int64_t ThreadNs();
+// The median of `v` (not empty).
+double Median(std::vector<double> v);
 
 inline constexpr size_t kLine = 64;
 inline constexpr size_t kFloatsPerLine = kLine / sizeof(float);

@@ -168,10 +168,11 @@ absl::StatusOr<KernelPtr> Runtime::GetScheduled(absl::string_view spec_text,
   const Spec bound = target_->Bind(spec);
   auto t0 = Clock::now();
   // "*" in the decisions: the search's best for that sub-Spec (not stored).
-  Searcher searcher(*target_, SearchOptions{.cancel = &stopping_});
+  const Target root_target = target_->ForRoot(bound);
+  Searcher searcher(root_target, SearchOptions{.cancel = &stopping_});
   AMARENA_ASSIGN_OR_RETURN(
       ImplPtr impl,
-      Replay(bound, decisions, *target_,
+      Replay(bound, decisions, root_target,
              [&](const Spec& s) { return searcher.Solve(s); }));
   return Finish(bound, std::move(impl), Ms(Clock::now() - t0), 0,
                 KernelSource::kSchedule);
@@ -221,7 +222,8 @@ absl::StatusOr<KernelPtr> Runtime::Get(const Spec& spec,
     if (options.deadline &&
         future.wait_until(*options.deadline) != std::future_status::ready) {
       auto t0 = Clock::now();
-      AMARENA_ASSIGN_OR_RETURN(ImplPtr quick, SolveGreedy(bound, *target_));
+      AMARENA_ASSIGN_OR_RETURN(ImplPtr quick,
+                               SolveGreedy(bound, target_->ForRoot(bound)));
       return Finish(bound, std::move(quick), Ms(Clock::now() - t0), 0,
                     KernelSource::kProvisional);
     }
@@ -280,9 +282,10 @@ Runtime::Result Runtime::Create(const Spec& bound, const GetOptions& options) {
   // search's result.
   std::optional<StoredResult> stale;
   if (SearchDb* store = db()) {
-    Spec clamped = ClampBudget(bound, *target_);
-    if (std::optional<StoredResult> f = store->Find(*target_, clamped)) {
-      absl::StatusOr<ImplPtr> tree = Replay(bound, f->decisions, *target_);
+    const Target root_target = target_->ForRoot(bound);
+    Spec clamped = ClampBudget(bound, root_target);
+    if (std::optional<StoredResult> f = store->Find(root_target, clamped)) {
+      absl::StatusOr<ImplPtr> tree = Replay(bound, f->decisions, root_target);
       if (tree.ok() && (*tree)->cost.main == f->cost)
         return Finish(bound, *std::move(tree), Ms(Clock::now() - t0), 0,
                       KernelSource::kDatabase);
@@ -356,7 +359,7 @@ Runtime::Result Runtime::Create(const Spec& bound, const GetOptions& options) {
                                            }),
                                            watcher_done});
   }
-  absl::StatusOr<ImplPtr> quick = SolveGreedy(bound, *target_);
+  absl::StatusOr<ImplPtr> quick = SolveGreedy(bound, target_->ForRoot(bound));
   AMARENA_RETURN_IF_ERROR(quick.status());
   return Finish(bound, *std::move(quick), Ms(Clock::now() - t0), 0,
                 KernelSource::kProvisional);
@@ -364,22 +367,25 @@ Runtime::Result Runtime::Create(const Spec& bound, const GetOptions& options) {
 
 absl::StatusOr<ImplPtr> Runtime::SearchExact(const Spec& bound, int64_t& solved,
                                              const StoredResult* stale) {
+  const Target root_target = target_->ForRoot(bound);
   absl::StatusOr<ImplPtr> impl;
   {
     std::lock_guard<std::mutex> lock(search_mu_);
-    if (!searcher_ || searcher_->memo_bytes() > kSearchMemoBytes)
-      searcher_ = std::make_unique<Searcher>(
-          *target_, SearchOptions{.cancel = &stopping_});
-    int64_t before = searcher_->stats().specs_solved;
-    impl = searcher_->Solve(bound);
-    solved = searcher_->stats().specs_solved - before;
-    if (stopping_) searcher_.reset();  // its memo is no longer exact
+    std::unique_ptr<Searcher>& searcher =
+        searchers_[root_target.dram_operands ? 0 : 1];
+    if (!searcher || searcher->memo_bytes() > kSearchMemoBytes)
+      searcher = std::make_unique<Searcher>(
+          root_target, SearchOptions{.cancel = &stopping_});
+    int64_t before = searcher->stats().specs_solved;
+    impl = searcher->Solve(bound);
+    solved = searcher->stats().specs_solved - before;
+    if (stopping_) searcher.reset();  // its memo is no longer exact
   }
   // A store the database cannot take (its lock held elsewhere, a full disk)
   // changes nothing for this kernel: SearchDb counts it and reports the
   // first one.
   if (impl.ok() && db() != nullptr && !db()->read_only()) {
-    absl::Status stored = db()->Store(*target_, **impl, stale);
+    absl::Status stored = db()->Store(root_target, **impl, stale);
     if (!stored.ok()) log().Log(LogLevel::kInfo, stored.message());
   }
   return impl;

@@ -30,6 +30,7 @@
 
 #include <pthreadpool.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -282,10 +283,12 @@ class Runtime {
   std::atomic<int64_t> generated_{0};
   // One search memo shared by every kernel this runtime creates (shapes of
   // one model share most sub-problems), dropped when it grows past
-  // kSearchMemoBytes. Searches take turns on it.
+  // kSearchMemoBytes; one for roots whose operands stream from DRAM and one
+  // for those that fit in L3 (Target::ForRoot), whose sub-Specs are priced
+  // apart. Searches take turns on them.
   static constexpr int64_t kSearchMemoBytes = int64_t{256} << 20;
   std::mutex search_mu_;
-  std::unique_ptr<Searcher> searcher_;
+  std::array<std::unique_ptr<Searcher>, 2> searchers_;
   std::atomic<bool> stopping_{false};  // cancels searches (destruction)
 
   RuntimeOptions options_;  // log always set

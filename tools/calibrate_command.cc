@@ -51,6 +51,11 @@ int CalibrateCommand(bool json, bool save) {
     std::printf(" %lldB %.0f%%", static_cast<long long>(bytes), pct);
   std::printf("\n           half rate at %lld bytes\n",
               static_cast<long long>(c->dram_run_bytes));
+  std::printf("dram bands: %lld rows side by side, %% of sequential by piece:",
+              static_cast<long long>(c->dram_band_rows));
+  for (const auto& [bytes, pct] : c->dram_bands)
+    std::printf(" %lldB %.0f%%", static_cast<long long>(bytes), pct);
+  std::printf("\n");
   std::printf("stream:    %.1f GB/s, %.1f GB/s with prefetches (%s)\n",
               c->stream_gbps, c->stream_prefetched_gbps,
               t.cost.stream_prefetch ? "kept" : "left out");
@@ -99,6 +104,8 @@ int CalibrateCommand(bool json, bool save) {
     for (const auto& [bytes, pct] : c->dram_runs)
       j.Add(absl::StrCat("dram_run_", bytes, "_pct"), pct);
     j.Add("dram_run_bytes", c->dram_run_bytes);
+    for (const auto& [bytes, pct] : c->dram_bands)
+      j.Add(absl::StrCat("dram_band_", bytes, "_pct"), pct);
     j.Add("stream_gbps", c->stream_gbps);
     j.Add("stream_prefetched_gbps", c->stream_prefetched_gbps);
     j.Add("clamped", absl::StrJoin(c->clamped, " "));

@@ -60,8 +60,10 @@ int ExplainCommand(const std::string& text, const ExplainOptions& options) {
     std::fprintf(stderr, "amarena: %s\n", std::string(bad.message()).c_str());
     return 2;
   }
-  Searcher searcher(*target);
   Spec spec = request->spec;
+  // Every layout of B spans the same bytes: one root target serves them.
+  *target = target->ForRoot(target->Bind(spec));
+  Searcher searcher(*target);
   if (request->b_any) {
     // The layout of B with the cheapest tree, each candidate searched here.
     absl::StatusOr<WeightLayoutChoice> choice = ChooseWeightLayout(

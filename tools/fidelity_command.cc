@@ -141,6 +141,10 @@ int FidelityCommand(const FidelityOptions& opt) {
   if (absl::Status s = CheckSupported(*parsed, target); !s.ok())
     return bad(std::string(s.message()));
   const Spec root = target.Bind(*parsed);
+  // Priced as the runtime prices this root; cold operands (new ones each
+  // call) come from DRAM whatever their size.
+  target = target.ForRoot(root);
+  if (opt.cold) target.dram_operands = true;
   // The report's file is opened first, so a path that cannot be written
   // fails before minutes of timing.
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> json_file(nullptr,

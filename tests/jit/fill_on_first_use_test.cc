@@ -29,7 +29,7 @@ namespace {
 // Buffers in `impl` (a root) the emitter fills on first use.
 int FilledBuffers(const ImplNode& impl, const Target& t) {
   jit::Emitter e(t);
-  const bool fit = jit::Emitter::OperandsFitL3(impl.spec);
+  const bool fit = impl.spec.OperandsFitL3();
   int n = 0;
   testing::ForEachNode(impl, [&](const ImplNode& node) {
     n += node.how.type == NodeType::kAlloc && e.FillsOnFirstUse(node, fit);

@@ -1,0 +1,131 @@
+#include "runtime/calibrate_dram.h"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+#include <vector>
+
+#include "runtime/calibrate_loops.h"
+
+namespace amarena {
+
+using namespace calibrate_loops;
+
+// Where the rate of R-byte runs stops rising steeply: the knee below which
+// runs stream clearly slower than a typical run. The curve is made monotone
+// first (each length gets the best rate of any length up to it: a longer
+// run never streams worse, whatever a prefetcher did in one pass), and the
+// threshold is 90 % of its median or 50 %, whichever is lower. Every host
+// measured so far has runs of 256 B to 4 KiB on a plateau near half the
+// sequential rate and runs of 8-16 KiB climbing above it: a threshold of
+// 50 % or of 90 % of the best rate then falls on the plateau, and the
+// crossing jumped between 256 B and 2.6 KiB from one calibration to the next
+// on a Zen 3 host; the median is a point of the plateau. The knee is the
+// shortest measured length whose rate reaches the threshold (at least a
+// line), not a length interpolated between two: what it is compared with (a
+// panel's run, core/cost_model.cc SideBySideRuns) is a power of two, as the
+// measured lengths are, and on an Intel Xeon host where 50 % fell halfway (in
+// log2) between 128 B (43-45 %) and 256 B (55-57 %), an interpolated knee
+// rounded to 128 in two calibrations of five and to 256 in three.
+int64_t HalfRateRun(const std::vector<std::pair<int64_t, double>>& runs) {
+  if (runs.empty()) return kLine;
+  std::vector<std::pair<int64_t, double>> env = runs;
+  for (size_t i = 1; i < env.size(); ++i)
+    env[i].second = std::max(env[i].second, env[i - 1].second);
+  const double threshold =
+      std::min(50.0, 0.9 * env[env.size() / 2].second);  // env is sorted
+  for (const auto& [bytes, pct] : env) {
+    if (pct >= threshold) return std::max<int64_t>(kLine, bytes);
+  }
+  return env.back().first;  // not reached: the median is at most the last
+}
+
+DramFigures MeasureDram(const float* set, int64_t set_bytes, int64_t l3_bytes,
+                        int rounds, Calibration& c) {
+  // Runs: a matrix of 32 KiB rows, the whole DRAM set up to 256 MiB
+  // (and at least twice L3). A set of only twice L3 streamed partly from L3
+  // in some calibrations and not in others (AMD's L3 keeps what it keeps):
+  // the sequential rate read 17 or 25 GB/s on alternate calibrations of the
+  // Zen 4 host, and every run's percentage of it moved by a third. Each
+  // round reads the matrix once at every run length, sequentially first, so
+  // a neighbour's load that comes and goes weighs on all of them alike; a
+  // length's figure is the median over the rounds of its share of the
+  // sequential rate in the round (the first round, a warm-up, is dropped).
+  const size_t pitch = static_cast<size_t>(c.dram_row_bytes) / sizeof(float);
+  const size_t rows = static_cast<size_t>(
+      std::min<int64_t>(set_bytes, std::max<int64_t>(int64_t{256} << 20,
+                                                    2 * l3_bytes)) /
+      c.dram_row_bytes);
+  std::vector<size_t> run_floats = {pitch};
+  for (int64_t bytes : CostParams::kDramRunBytes)
+    run_floats.push_back(static_cast<size_t>(bytes) / sizeof(float));
+  std::vector<std::vector<double>> pass_ns(run_floats.size());
+  for (int round = 0; round <= std::max(1, rounds); ++round)
+    for (size_t i = 0; i < run_floats.size(); ++i) {
+      const int64_t t0 = ThreadNs();
+      RunPass(set, rows, pitch, run_floats[i]);
+      if (round > 0)
+        pass_ns[i].push_back(static_cast<double>(ThreadNs() - t0));
+    }
+  const double seq_ns = Median(pass_ns[0]);
+  c.dram_sequential_gbps =
+      static_cast<double>(rows * pitch * sizeof(float)) / seq_ns;
+  for (size_t i = 1; i < run_floats.size(); ++i) {
+    std::vector<double> pct;
+    for (size_t r = 0; r < pass_ns[i].size(); ++r)
+      pct.push_back(100 * pass_ns[0][r] / pass_ns[i][r]);
+    c.dram_runs.emplace_back(CostParams::kDramRunBytes[i - 1],
+                             Median(std::move(pct)));
+  }
+  c.dram_run_bytes = HalfRateRun(c.dram_runs);
+
+  // Bands, and prefetching a stream: the same matrix read as the
+  // vector-matrix kernels read a plain B (blocks of kBlockRows rows swept
+  // across, a piece of every row in turn), in pieces of each band length,
+  // and in pieces of kBlockRunBytes with the broadcast kernel's prefetches;
+  // each round reads it sequentially first and every band's figure is the
+  // median over the rounds of its share of the sequential rate, as above.
+  constexpr int kBands = CostParams::kDramBandSteps;
+  std::array<std::vector<double>, kBands + 2> block_ns;  // + seq, prefetched
+  for (int round = 0; round <= std::max(1, rounds); ++round)
+    for (int i = 0; i < kBands + 2; ++i) {
+      const int64_t t0 = ThreadNs();
+      if (i == 0)
+        RunPass(set, rows, pitch, pitch);
+      else if (i <= kBands)
+        BlockPass(set, rows, pitch,
+                  CostParams::kDramBandBytes[i - 1] / sizeof(float), false);
+      else
+        BlockPass(set, rows, pitch, kBlockRunBytes / sizeof(float), true);
+      if (round > 0)
+        block_ns[i].push_back(static_cast<double>(ThreadNs() - t0));
+    }
+  const double block_bytes = static_cast<double>(
+      rows / kBlockRows * kBlockRows * pitch * sizeof(float));
+  const double seq_bytes = static_cast<double>(rows * pitch * sizeof(float));
+  c.dram_band_rows = static_cast<int64_t>(kBlockRows);
+  for (int i = 1; i <= kBands; ++i) {
+    std::vector<double> pct;
+    for (size_t r = 0; r < block_ns[i].size(); ++r)
+      pct.push_back(100 * (block_bytes / block_ns[i][r]) /
+                    (seq_bytes / block_ns[0][r]));
+    c.dram_bands.emplace_back(CostParams::kDramBandBytes[i - 1],
+                              Median(std::move(pct)));
+  }
+  // Without prefetches, the stream is the band of kBlockRunBytes (the
+  // second length).
+  static_assert(CostParams::kDramBandBytes[1] == kBlockRunBytes);
+  c.stream_gbps = block_bytes / Median(block_ns[2]);
+  c.stream_prefetched_gbps = block_bytes / Median(block_ns[kBands + 1]);
+  // Each band's time over the shortest pieces' time, round by round.
+  DramFigures f;
+  for (int i = 0; i < kBands; ++i) {
+    std::vector<double> slower;
+    for (size_t r = 0; r < block_ns[1].size(); ++r)
+      slower.push_back(block_ns[1 + i][r] / block_ns[1][r]);
+    f.band_slower[static_cast<size_t>(i)] = Median(std::move(slower));
+  }
+  return f;
+}
+
+}  // namespace amarena
