@@ -371,9 +371,12 @@ absl::StatusOr<ImplPtr> Runtime::SearchExact(const Spec& bound, int64_t& solved,
   absl::StatusOr<ImplPtr> impl;
   {
     std::lock_guard<std::mutex> lock(search_mu_);
-    std::unique_ptr<Searcher>& searcher =
-        searchers_[root_target.dram_operands ? 0 : 1];
-    if (!searcher || searcher->memo_bytes() > kSearchMemoBytes)
+    const size_t i = root_target.dram_operands ? 0 : 1;
+    std::unique_ptr<Searcher>& searcher = searchers_[i];
+    const std::unique_ptr<Searcher>& other = searchers_[1 - i];
+    if (!searcher || searcher->memo_bytes() +
+                             (other ? other->memo_bytes() : 0) >
+                         kSearchMemoBytes)
       searcher = std::make_unique<Searcher>(
           root_target, SearchOptions{.cancel = &stopping_});
     int64_t before = searcher->stats().specs_solved;

@@ -281,11 +281,11 @@ class Runtime {
   size_t capacity_ = kDefaultCacheCapacity;
   CacheStats stats_;
   std::atomic<int64_t> generated_{0};
-  // One search memo shared by every kernel this runtime creates (shapes of
-  // one model share most sub-problems), dropped when it grows past
-  // kSearchMemoBytes; one for roots whose operands stream from DRAM and one
-  // for those that fit in L3 (Target::ForRoot), whose sub-Specs are priced
-  // apart. Searches take turns on them.
+  // Search memos shared by every kernel this runtime creates (shapes of one
+  // model share most sub-problems): one for roots whose operands stream from
+  // DRAM and one for those that fit in L3 (Target::ForRoot), whose sub-Specs
+  // are priced apart. The one about to be used is dropped when the two
+  // together have grown past kSearchMemoBytes. Searches take turns on them.
   static constexpr int64_t kSearchMemoBytes = int64_t{256} << 20;
   std::mutex search_mu_;
   std::array<std::unique_ptr<Searcher>, 2> searchers_;
