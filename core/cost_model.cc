@@ -99,6 +99,14 @@ int64_t SideBySideRuns(const Spec& spec, const LoopInfo& loop,
 // nothing here, as nowhere in the model: every tile is priced as a view of a
 // larger matrix (its Spec is shared with the dense problem's, core/spec.h
 // WithoutLds).
+// Whether `op` (in GL) is a band from DRAM: a few plain rows (2 to
+// Layout::kDenseRows) of a root whose operands stream from DRAM.
+bool DramBand(const TensorSpec& op, const Target& t) {
+  const Layout& l = op.layout();
+  return t.dram_operands && !l.packed() && l.row_major() && op.rows >= 2 &&
+         op.rows <= Layout::kDenseRows;
+}
+
 int64_t CutRows(const Spec& parent, const Spec& child, Dim dim,
                 const Target& t) {
   int64_t extra = 0;
@@ -107,11 +115,11 @@ int64_t CutRows(const Spec& parent, const Spec& child, Dim dim,
     const TensorSpec op = parent.Operand(i);
     const Layout& l = op.layout();
     if (op.aux.level != Level::kGL || l.packed() || !l.row_major()) continue;
-    if (OperandAxis(parent, i, dim) != Axis::kCols || op.rows < 2) continue;
+    if (OperandAxis(parent, i, dim) != Axis::kCols) continue;
     const TensorSpec tile = child.Operand(i);
     const int64_t line = op.rows > Layout::kDenseRows
                              ? t.cost.RunLine(tile.RunBytes())
-                         : t.dram_operands ? t.cost.BandLine(tile.RunBytes())
+                         : DramBand(op, t) ? t.cost.BandLine(tile.RunBytes())
                                            : dense;
     extra += tile.Lines() * (line - dense);
   }
@@ -255,9 +263,7 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
         // hide a band's price from the loops below it. A loop that cuts a
         // band into pieces it then views pays for them twice, which only
         // makes long pieces dearer still.
-        if (from == Level::kGL && dense && t.dram_operands &&
-            !moved.layout().packed() && moved.layout().row_major() &&
-            moved.rows >= 2 && moved.rows <= Layout::kDenseRows)
+        if (from == Level::kGL && dense && DramBand(moved, t))
           line = std::max(line, t.cost.BandLine(moved.RunBytes()));
         // Two panels sections apart (adjacent ones pay in their loop along
         // k, SideBySideRuns).

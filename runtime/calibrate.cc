@@ -365,8 +365,8 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   // guest 0.9-1.25x the rate of one sequential stream from one calibration
   // to the next, while the ratios between piece lengths held within about
   // 10 %: what the model is given is that ratio, with the shortest pieces at
-  // the dense price (ClampPrices leaves those no slower at 0, dense).
-  for (int i = 0; i < CostParams::kDramBandSteps; ++i)
+  // the dense price (0; ClampPrices makes any band no slower 0 too).
+  for (int i = 1; i < CostParams::kDramBandSteps; ++i)
     m.line_gl_band[i] = std::llround(static_cast<double>(m.line_dense[gl]) *
                                      dram_figures.band_slower[i]);
   // Panels side by side were measured only on the Zen 5 host, as ratios to

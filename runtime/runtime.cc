@@ -280,9 +280,9 @@ Runtime::Result Runtime::Create(const Spec& bound, const GetOptions& options) {
   // What an earlier search (in any process) found, if it still replays to
   // the cost it was stored with. One that does not is replaced by the
   // search's result.
+  const Target root_target = target_->ForRoot(bound);
   std::optional<StoredResult> stale;
   if (SearchDb* store = db()) {
-    const Target root_target = target_->ForRoot(bound);
     Spec clamped = ClampBudget(bound, root_target);
     if (std::optional<StoredResult> f = store->Find(root_target, clamped)) {
       absl::StatusOr<ImplPtr> tree = Replay(bound, f->decisions, root_target);
@@ -301,19 +301,20 @@ Runtime::Result Runtime::Create(const Spec& bound, const GetOptions& options) {
   if (!options.deadline) {
     int64_t solved = 0;
     AMARENA_ASSIGN_OR_RETURN(
-        ImplPtr impl, SearchExact(bound, solved, stale ? &*stale : nullptr));
+        ImplPtr impl,
+        SearchExact(bound, root_target, solved, stale ? &*stale : nullptr));
     return Finish(bound, std::move(impl), Ms(Clock::now() - t0), solved,
                   KernelSource::kSearch);
   }
   // A deadline: the exact search runs on a thread of its own; if it is not
   // done in time, a quick search answers now and the exact one carries on.
   auto task = std::make_shared<std::packaged_task<Result()>>(
-      [this, bound, stale]() -> Result {
+      [this, bound, root_target, stale]() -> Result {
         auto start = Clock::now();
         int64_t solved = 0;
         AMARENA_ASSIGN_OR_RETURN(
-            ImplPtr impl,
-            SearchExact(bound, solved, stale ? &*stale : nullptr));
+            ImplPtr impl, SearchExact(bound, root_target, solved,
+                                      stale ? &*stale : nullptr));
         return Finish(bound, std::move(impl), Ms(Clock::now() - start), solved,
                       KernelSource::kSearch);
       });
@@ -359,15 +360,16 @@ Runtime::Result Runtime::Create(const Spec& bound, const GetOptions& options) {
                                            }),
                                            watcher_done});
   }
-  absl::StatusOr<ImplPtr> quick = SolveGreedy(bound, target_->ForRoot(bound));
+  absl::StatusOr<ImplPtr> quick = SolveGreedy(bound, root_target);
   AMARENA_RETURN_IF_ERROR(quick.status());
   return Finish(bound, *std::move(quick), Ms(Clock::now() - t0), 0,
                 KernelSource::kProvisional);
 }
 
-absl::StatusOr<ImplPtr> Runtime::SearchExact(const Spec& bound, int64_t& solved,
+absl::StatusOr<ImplPtr> Runtime::SearchExact(const Spec& bound,
+                                             const Target& root_target,
+                                             int64_t& solved,
                                              const StoredResult* stale) {
-  const Target root_target = target_->ForRoot(bound);
   absl::StatusOr<ImplPtr> impl;
   {
     std::lock_guard<std::mutex> lock(search_mu_);

@@ -252,9 +252,12 @@ class Runtime {
  private:
   using Result = absl::StatusOr<KernelPtr>;
   Result Create(const Spec& bound, const GetOptions& options);
-  // The exact search; stores its result in the database, in place of
-  // `stale` (a stored row that did not replay) if given.
-  absl::StatusOr<ImplPtr> SearchExact(const Spec& bound, int64_t& solved,
+  // The exact search under `root_target` (target_->ForRoot(bound)); stores
+  // its result in the database, in place of `stale` (a stored row that did
+  // not replay) if given.
+  absl::StatusOr<ImplPtr> SearchExact(const Spec& bound,
+                                      const Target& root_target,
+                                      int64_t& solved,
                                       const StoredResult* stale);
   Result Finish(const Spec& bound, ImplPtr impl, double synth_ms,
                 int64_t solved, KernelSource source);
