@@ -126,6 +126,42 @@ int64_t CutRows(const Spec& parent, const Spec& child, Dim dim,
   return extra;
 }
 
+// A and C tiles whose rows all start on one L1 set (pitches that are
+// multiples of 4 KiB: Layout::RowsOnOneSet) share those sets: row r's j-th
+// line of A and of C land on the same set, assumed the same for both (A and
+// C allocated apart on page boundaries, or at one offset past them, as
+// large allocations are). A C tile viewed in L1 therefore shares each of
+// its rows' first sets with A's rows of the same tile, however A is read
+// (every line A's kernels read passes through L1), and with B's lines when
+// B sits in L1 (its lines spread over all the sets). Lines beyond the ways
+// (Layout::kDenseRows) are evicted while the tile is worked on and fetched
+// again: the view pays CostParams::line_shared_set_zmm for each, for every
+// set that a row of both A and C reaches, on AVX-512 targets whose prices
+// have one (it was measured with zmm kernels only).
+int64_t SharedSets(const Spec& spec, const AllocInfo& a, const TensorSpec& c,
+                   const Target& t) {
+  const int64_t price = t.cost.line_shared_set_zmm;
+  if (t.isa != Isa::kAvx512 || price == 0 || !spec.IsMatmul() ||
+      a.operand != spec.OutputIndex() || a.to.level != Level::kL1)
+    return 0;
+  const TensorSpec at = spec.Operand(0);
+  const int64_t a_rows = at.RowsOnOneSet();
+  const int64_t c_rows = c.RowsOnOneSet();
+  if (a_rows == 0 || c_rows == 0) return 0;
+  const int64_t sets = Layout::kWayBytes / kLineBytes;
+  const TensorSpec bt = spec.Operand(1);
+  const int64_t b_lines =
+      bt.aux.level == Level::kL1 ? (bt.Lines() + sets - 1) / sets : 0;
+  const int64_t excess = a_rows + c_rows + b_lines - Layout::kDenseRows;
+  if (excess <= 0) return 0;
+  auto row_lines = [](const TensorSpec& op) {
+    return (op.InnerExtent() * SizeOf(op.aux.dtype) + kLineBytes - 1) /
+           kLineBytes;
+  };
+  const int64_t shared = std::min({row_lines(at), row_lines(c), sets});
+  return excess * shared * price;
+}
+
 // Code size. A loop's remainder is code emitted a second time beside its
 // body, and chains of them (a 16-row copy split 12 + 4, 12 split 8 + 4, ...)
 // unroll a whole tile into straight-line code that a counted loop runs from
@@ -281,6 +317,7 @@ Cost ComposeCost(const Spec& spec, const Expansion& e,
         } else {
           c.main += traffic;
         }
+        c.main += SharedSets(spec, e.alloc, moved, t);
       }
       break;
     }

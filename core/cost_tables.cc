@@ -73,6 +73,9 @@ PriceTable Zen4() {
   // L1 fills from L2 beside zmm kernels get about two thirds of L2's
   // streaming rate (CostParams::l2_overlap_pct_zmm says how it was measured).
   c.l2_overlap_pct_zmm = 65;
+  // Lines crowded onto the sets that A's and C's rows share, priced as an L2
+  // line (CostParams::line_shared_set_zmm says how it was found).
+  c.line_shared_set_zmm = 13;
   // Bands of 8 rows in pieces of 512 B to 16 KiB took 1.05, 1.16, 1.41,
   // 1.53, 1.69 and 1.68x the time of pieces of 256 B (medians over seven
   // calibrations, each piece 0.99-1.14, 1.09-1.25, 1.36-1.50, 1.47-1.64,

@@ -283,6 +283,12 @@ bool Layout::Dense(int64_t rows, int64_t cols, int64_t es) const {
   return per_set <= kDenseRows;
 }
 
+int64_t Layout::RowsOnOneSet(int64_t rows, int64_t cols, int64_t es) const {
+  const int64_t outer = OuterExtent(rows, cols);
+  if (packed() || outer < 2 || SetSpread(rows, cols, es) != 0) return 0;
+  return outer;
+}
+
 Layout Layout::Canonical(int64_t rows, int64_t cols, int64_t es) const {
   if (rows == 1 && cols == 1) return Layout();
   Layout l = *this;
@@ -298,9 +304,18 @@ Layout Layout::Canonical(int64_t rows, int64_t cols, int64_t es) const {
   if (ld_ != 0 && (OuterExtent(rows, cols) <= 1 ||
                    ld_ == InnerExtent(rows, cols)))
     l.ld_ = 0;
-  // A set spread means nothing to panels, nor to a tile of few enough rows
-  // that any pitch leaves it dense.
-  if (l.packed() || OuterExtent(rows, cols) <= kDenseRows) l.spread_ = 0;
+  // A set spread means nothing to panels. A tile of few enough rows that any
+  // pitch leaves it dense needs only whether all its rows start on one set
+  // (spread 0: the cost model's SharedSets), so it keeps a stored spread only
+  // where that differs from what its own pitch says.
+  if (l.packed()) l.spread_ = 0;
+  const int64_t outer = OuterExtent(rows, cols);
+  if (l.spread_ != 0 && outer <= kDenseRows) {
+    const bool one_set = l.spread_ == 1;
+    const bool own_one_set =
+        SpreadOfPitch(l.Pitch(rows, cols) * es) == 0;
+    if (outer < 2 || one_set == own_one_set) l.spread_ = 0;
+  }
   // A stored alignment only where the own pitch would say otherwise (tiles
   // only shrink, and each AsTileOf stores what its parent says); none for
   // panels.

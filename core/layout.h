@@ -200,6 +200,10 @@ class Layout {
   // aliases in the sets and opens a stream per row: it is priced strided.
   static constexpr int64_t kDenseRows = 8;
   bool Dense(int64_t rows, int64_t cols, int64_t es) const;
+  // The outer rows of a plain tile whose rows all start on one L1 set (set
+  // spread 0: a pitch that is a multiple of 4 KiB), 2 or more; 0 otherwise.
+  // Each of its lines shares its set with the same line of every other row.
+  int64_t RowsOnOneSet(int64_t rows, int64_t cols, int64_t es) const;
 
   // --- Pitch, as the cache sets see it -------------------------------------
   // A tile of a plain matrix keeps the matrix's pitch (the JIT addresses it

@@ -102,6 +102,9 @@ const PriceField kPriceFields[] = {
      /*optional=*/true},
     {"l2_share_pct", [](CostParams& c) -> int64_t& { return c.l2_share_pct; },
      /*optional=*/true},
+    {"line_shared_set_zmm",
+     [](CostParams& c) -> int64_t& { return c.line_shared_set_zmm; },
+     /*optional=*/true},
     {"line_gl_band_256", Band<0>, /*optional=*/true},
     {"line_gl_band_512", Band<1>, /*optional=*/true},
     {"line_gl_band_1024", Band<2>, /*optional=*/true},
@@ -471,6 +474,7 @@ CostParams ClampPrices(CostParams c) {
       std::clamp<int64_t>(c.panel_prefetch_bytes, 0, 4096) / kLineBytes *
       kLineBytes;
   c.l2_overlap_pct_zmm = std::clamp<int64_t>(c.l2_overlap_pct_zmm, 10, 100);
+  c.line_shared_set_zmm = std::max<int64_t>(c.line_shared_set_zmm, 0);
   // A zmm price is at least its ymm price (0: the same).
   for (auto [zmm, ymm] : {std::pair{&c.fma_zmm, c.fma},
                           std::pair{&c.load_zmm, c.load},

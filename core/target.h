@@ -182,6 +182,16 @@ struct CostParams {
   // of those trees could not tell them apart (0.7-1.4x from round to
   // round), so ymm kernels keep the whole rate.
   int64_t l2_overlap_pct_zmm = 100;
+  // The price of a line that rows of A and C on one L1 set, with B's lines
+  // in L1, crowd beyond the ways under zmm kernels (core/cost_model.cc,
+  // SharedSets); 0 where it was not measured: no such price. Found by timing
+  // trees on the Zen 4 guest, one thread, in one process on the same
+  // buffers: 64^3 with all pitches 4096 ran 8-, 6-, 4- and 2-row tiles at
+  // 1.14, 1.10, 1.05-1.07 and 1.03-1.05x the dense pick's time, about an L2
+  // line (13) per line beyond the ways. With ymm kernels the same price
+  // moved picks both ways (AVX2 1024^3 0.86x the time, 2048^3 1.07x,
+  // 16x1024x4096 1.17x), so ymm kernels pay none.
+  int64_t line_shared_set_zmm = 0;
   // The per cent of the per-core L2 the search may fill (Target::l2_lines,
   // rounded down onto the budget grid): the rest is for the lines streaming
   // through (A's rows, B's rows on their way to a pack, C's blocks going back
@@ -204,7 +214,7 @@ struct CostParams {
   // `bytes` (>= 1): line_gl_band, at least the dense price.
   int64_t BandLine(int64_t bytes) const;
 };
-inline constexpr int kCostModelVersion = 18;
+inline constexpr int kCostModelVersion = 19;
 // Versions what the generator makes of a tree (the search space, the JIT):
 // part of every cache key and of the on-disk database's identity.
 inline constexpr int kGeneratorVersion = 16;

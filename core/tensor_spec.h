@@ -69,6 +69,9 @@ struct TensorSpec {
     return layout().Lines(rows, cols, SizeOf(aux.dtype));
   }
   bool Dense() const { return layout().Dense(rows, cols, SizeOf(aux.dtype)); }
+  int64_t RowsOnOneSet() const {
+    return layout().RowsOnOneSet(rows, cols, SizeOf(aux.dtype));
+  }
   int64_t Panels() const { return layout().Panels(rows, cols); }
   bool AdjacentPanels() const { return layout().AdjacentPanels(rows, cols); }
   int64_t RunBytes() const {

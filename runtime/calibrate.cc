@@ -382,7 +382,8 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   // Not measured, the nearest shipped table's: the L3 share (what streams
   // beside a buffer, and the neighbours on a shared host, are not this
   // process's to time), and what was found by timing whole trees: the share
-  // of L2's rate a view gets beside the kernels (l2_overlap_pct_zmm), the
+  // of L2's rate a view gets beside the kernels (l2_overlap_pct_zmm) and the
+  // price of lines crowded onto shared sets (line_shared_set_zmm), the
   // share of L2 the search may fill (l2_share_pct) and how far ahead the
   // kernels prefetch a packed B (panel_prefetch_bytes: a 6x16 tile's k
   // loops over a packed panel in L2, emulated, ran 1-2 % faster with the
@@ -390,6 +391,7 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   const CostParams& nearest = NearestShipped(IdentityOf(cpu)).table->cost;
   m.l3_share_pct = nearest.l3_share_pct;
   m.l2_overlap_pct_zmm = nearest.l2_overlap_pct_zmm;
+  m.line_shared_set_zmm = nearest.line_shared_set_zmm;
   m.l2_share_pct = nearest.l2_share_pct;
   m.panel_prefetch_bytes = nearest.panel_prefetch_bytes;
 

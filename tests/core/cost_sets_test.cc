@@ -1,0 +1,144 @@
+// A and C tiles whose rows all start on one L1 set (core/cost_model.cc,
+// SharedSets; Layout::RowsOnOneSet): what a C view into L1 pays for the lines
+// its rows, A's rows and B's lines crowd onto those sets beyond the ways, and
+// the row tiles that leads a small product at 16 KiB pitches to.
+#include <algorithm>
+
+#include "core/cost_model.h"
+#include "core/price_table.h"
+#include "core/spec_text.h"
+#include "gtest/gtest.h"
+#include "search/rewrites/registry.h"
+#include "search/search.h"
+#include "tests/testing/impl_walk.h"
+
+namespace amarena {
+namespace {
+
+constexpr Order kRow = Order::kRowMajor;
+
+Target Zen4Avx512() {
+  Target t = Target::Avx512({.l1d = 32 << 10, .l2 = 1 << 20, .l3 = 16 << 20});
+  const PriceTable* zen4 = FindShipped("zen4-epyc-vm");
+  EXPECT_NE(zen4, nullptr);
+  if (zen4 != nullptr) t.SetPrices(zen4->cost);
+  return t;
+}
+
+TEST(CostSetsTest, RowsOnOneSetAreThoseOfAPitchOfWholeWays) {
+  // A 4 KiB pitch (1024 floats), 16 KiB, and a tile of such a matrix.
+  EXPECT_EQ(Layout(kRow).RowsOnOneSet(6, 1024, 4), 6);
+  EXPECT_EQ(Layout(kRow).WithLd(4096).RowsOnOneSet(6, 64, 4), 6);
+  EXPECT_EQ(Layout(kRow).WithSpread(0).RowsOnOneSet(6, 64, 4), 6);
+  // One row, a pitch of 2 KiB (two starts), 256 B, an odd one, panels.
+  EXPECT_EQ(Layout(kRow).WithLd(4096).RowsOnOneSet(1, 64, 4), 0);
+  EXPECT_EQ(Layout(kRow).WithLd(512).RowsOnOneSet(6, 64, 4), 0);
+  EXPECT_EQ(Layout(kRow).RowsOnOneSet(6, 64, 4), 0);
+  EXPECT_EQ(Layout(kRow).WithLd(1031).RowsOnOneSet(6, 64, 4), 0);
+  EXPECT_EQ(Layout::Panels(kRow, 32).RowsOnOneSet(64, 64, 4), 0);
+}
+
+TEST(CostSetsTest, ASmallTileKeepsOnlyWhetherItsRowsShareOneSet) {
+  // Stored where its own pitch says otherwise, either way.
+  EXPECT_EQ(Layout(kRow).WithSpread(0).Canonical(6, 64, 4).Text(), "sets1");
+  EXPECT_EQ(Layout(kRow).WithSpread(6).Canonical(6, 1024, 4).Text(),
+            "sets64");
+  // Not where it agrees, nor where neither is one set, nor for one row.
+  EXPECT_EQ(Layout(kRow).WithSpread(0).Canonical(6, 1024, 4), Layout(kRow));
+  EXPECT_EQ(Layout(kRow).WithSpread(6).Canonical(6, 64, 4), Layout(kRow));
+  EXPECT_EQ(Layout(kRow).WithSpread(0).Canonical(1, 64, 4), Layout(kRow));
+  // The tile of a strided Spec's A keeps it; the dense Spec's does not.
+  const Target t = Zen4Avx512();
+  const Spec strided = WithoutLds(
+      t.Bind(*ParseSpec("matmul 64x64x64 f32 lda=4096 ldb=4096 ldc=4096")));
+  const Spec dense = WithoutLds(t.Bind(*ParseSpec("matmul 64x64x64 f32")));
+  for (const Spec* s : {&strided, &dense}) {
+    TensorSpec a = s->Operand(0);
+    a.rows = 6;
+    a.aux.layout = a.layout().Canonical(6, 64, 4);
+    EXPECT_EQ(a.RowsOnOneSet(), s == &strided ? 6 : 0);
+  }
+}
+
+// The cost of the candidate `action` of `s` with children that cost nothing.
+int64_t AloneCost(const Spec& s, const Target& t, absl::string_view action) {
+  for (const Candidate& c : EnumerateCandidates(s, t)) {
+    if (Describe(c.action) != action) continue;
+    std::vector<Cost> free(c.expansion.children.size());
+    return ComposeCost(s, c.expansion, free, t).main;
+  }
+  ADD_FAILURE() << "no candidate '" << action << "' for " << PrintSpec(s);
+  return -1;
+}
+
+TEST(CostSetsTest, ACViewPaysTheLinesItsSetsCannotHold) {
+  const Target t = Zen4Avx512();
+  const int64_t l2 = t.cost.line_shared_set_zmm;
+  ASSERT_GT(l2, 0);
+  auto view_c = [&](absl::string_view text) {
+    return AloneCost(t.Bind(*ParseSpec(text)), t, "view 2 l1");
+  };
+  // 6 rows of A and of C on one set, and B's 256 lines in L1 (4 a set): 16
+  // lines where 8 fit, on each of the 4 sets a 64-float row covers.
+  const int64_t crowded =
+      view_c("matmul 6x64x64 f32 a=l1,sets1 b=l1,p32 c=sets1");
+  const int64_t spread = view_c("matmul 6x64x64 f32 a=l1 b=l1,p32 c=sets1");
+  EXPECT_EQ(crowded - spread, 8 * 4 * l2);
+  // A's rows spread over the sets (or C's): nothing more.
+  EXPECT_EQ(view_c("matmul 6x64x64 f32 a=l1,sets1 b=l1,p32"), spread);
+  // 4 rows: 4 + 4 + 4; 2 rows: 2 + 2 + 4 fit the ways.
+  EXPECT_EQ(view_c("matmul 4x64x64 f32 a=l1,sets1 b=l1,p32 c=sets1") -
+                view_c("matmul 4x64x64 f32 a=l1 b=l1,p32 c=sets1"),
+            4 * 4 * l2);
+  EXPECT_EQ(view_c("matmul 2x64x64 f32 a=l1,sets1 b=l1,p32 c=sets1"),
+            view_c("matmul 2x64x64 f32 a=l1 b=l1,p32 c=sets1"));
+  // B in L2 leaves its lines out; A in L2 still passes through L1. A row of
+  // 32 floats covers 2 sets.
+  EXPECT_EQ(view_c("matmul 6x32x64 f32 a=l2,sets1 b=l2,p32 c=sets1") -
+                view_c("matmul 6x32x64 f32 a=l2 b=l2,p32 c=sets1"),
+            4 * 2 * l2);
+  // ymm kernels, and prices that measured none, pay nothing.
+  Target avx2 = Target::Avx2({.l1d = 32 << 10, .l2 = 1 << 20, .l3 = 16 << 20});
+  avx2.SetPrices(t.cost);
+  Target unpriced = t;
+  CostParams none = t.cost;
+  none.line_shared_set_zmm = 0;
+  unpriced.SetPrices(none);
+  for (const Target* other : {&avx2, &unpriced}) {
+    auto cost = [&](absl::string_view text) {
+      return AloneCost(other->Bind(*ParseSpec(text)), *other, "view 2 l1");
+    };
+    EXPECT_EQ(cost("matmul 6x64x64 f32 a=l1,sets1 b=l1,p32 c=sets1"),
+              cost("matmul 6x64x64 f32 a=l1 b=l1,p32 c=sets1"));
+  }
+}
+
+// The row tiles of a 64^3 product, dense and with every pitch 16 KiB: the
+// dense one keeps its 6-row tiles, the strided one takes tiles of at most 4
+// rows, whose lines fit their sets beside A's and B's.
+TEST(CostSetsTest, SixteenKiBPitchesTakeShortRowTiles) {
+  const Target t = Zen4Avx512();
+  for (absl::string_view text :
+       {"matmul 64x64x64 f32", "matmul 64x64x64 f32 lda=4096 ldb=4096 "
+                               "ldc=4096"}) {
+    const Spec root = t.Bind(*ParseSpec(text));
+    Searcher searcher(t);
+    absl::StatusOr<ImplPtr> best = searcher.Solve(root);
+    ASSERT_TRUE(best.ok()) << best.status();
+    int64_t tallest = 0;
+    testing::ForEachNode(**best, [&](const ImplNode& n) {
+      if (n.how.type == NodeType::kAlloc &&
+          n.how.alloc.kind == AllocKind::kRegisters)
+        tallest = std::max(tallest, n.spec.m);
+    });
+    if (root.aux[0].layout.ld() == 0) {
+      EXPECT_GE(tallest, 6) << PrintImpl(**best);
+    } else {
+      EXPECT_GE(tallest, 2) << PrintImpl(**best);
+      EXPECT_LE(tallest, 4) << PrintImpl(**best);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace amarena
