@@ -189,7 +189,7 @@ struct CostParams {
   // buffers: 64^3 with all pitches 4096 ran 8-, 6-, 4- and 2-row tiles at
   // 1.14, 1.10, 1.05-1.07 and 1.03-1.05x the dense pick's time, about an L2
   // line (13) per line beyond the ways. With ymm kernels the same price
-  // moved picks both ways (AVX2 1024^3 0.86x the time, 2048^3 1.07x,
+  // moved picks both ways (AVX2 1024^3 0.97-0.98x the time, 2048^3 1.07x,
   // 16x1024x4096 1.17x), so ymm kernels pay none.
   int64_t line_shared_set_zmm = 0;
   // The per cent of the per-core L2 the search may fill (Target::l2_lines,
