@@ -289,7 +289,8 @@ int64_t Layout::RowsOnOneSet(int64_t rows, int64_t cols, int64_t es) const {
   return outer;
 }
 
-Layout Layout::Canonical(int64_t rows, int64_t cols, int64_t es) const {
+Layout Layout::Canonical(int64_t rows, int64_t cols, int64_t es,
+                         bool one_set) const {
   if (rows == 1 && cols == 1) return Layout();
   Layout l = *this;
   // Sections order panels: a tile of at most one panel has no order.
@@ -305,16 +306,16 @@ Layout Layout::Canonical(int64_t rows, int64_t cols, int64_t es) const {
                    ld_ == InnerExtent(rows, cols)))
     l.ld_ = 0;
   // A set spread means nothing to panels. A tile of few enough rows that any
-  // pitch leaves it dense needs only whether all its rows start on one set
-  // (spread 0: the cost model's SharedSets), so it keeps a stored spread only
-  // where that differs from what its own pitch says.
+  // pitch leaves it dense needs at most whether all its rows start on one set
+  // (spread 0: the cost model's SharedSets, for A and C), so it keeps a
+  // stored spread only where asked to and that differs from what its own
+  // pitch says.
   if (l.packed()) l.spread_ = 0;
   const int64_t outer = OuterExtent(rows, cols);
   if (l.spread_ != 0 && outer <= kDenseRows) {
-    const bool one_set = l.spread_ == 1;
-    const bool own_one_set =
-        SpreadOfPitch(l.Pitch(rows, cols) * es) == 0;
-    if (outer < 2 || one_set == own_one_set) l.spread_ = 0;
+    const bool stored_one_set = l.spread_ == 1;
+    const bool own_one_set = SpreadOfPitch(l.Pitch(rows, cols) * es) == 0;
+    if (!one_set || outer < 2 || stored_one_set == own_one_set) l.spread_ = 0;
   }
   // A stored alignment only where the own pitch would say otherwise (tiles
   // only shrink, and each AsTileOf stores what its parent says); none for

@@ -163,7 +163,11 @@ class Layout {
   // of one outer row, is none (dense); a stored set spread only above
   // kDenseRows outer rows, a stored alignment only where it differs from
   // the own pitch's (UnalignedRows).
-  Layout Canonical(int64_t rows, int64_t cols, int64_t es) const;
+  // `one_set`: a tile of at most kDenseRows outer rows keeps whether they
+  // all start on one set (RowsOnOneSet), where its own pitch says otherwise;
+  // without it, such a tile keeps no set spread.
+  Layout Canonical(int64_t rows, int64_t cols, int64_t es,
+                   bool one_set = false) const;
 
   // --- Addressing ----------------------------------------------------------
   // Element offset of (i, j) in a (rows x cols) matrix.

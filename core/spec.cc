@@ -143,7 +143,8 @@ Spec Canonical(Spec s) {
     a.layout =
         a.level == Level::kVRF
             ? Layout()
-            : a.layout.Canonical(t.rows, t.cols, SizeOf(a.dtype));
+            : a.layout.Canonical(t.rows, t.cols, SizeOf(a.dtype),
+                                 /*one_set=*/s.IsMatmul() && i != 1);
     if (a.level != Level::kVRF) a.vector_width = 0;
   }
   for (int i = 0; i < 3; ++i) {

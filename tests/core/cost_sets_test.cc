@@ -39,25 +39,34 @@ TEST(CostSetsTest, RowsOnOneSetAreThoseOfAPitchOfWholeWays) {
 }
 
 TEST(CostSetsTest, ASmallTileKeepsOnlyWhetherItsRowsShareOneSet) {
-  // Stored where its own pitch says otherwise, either way.
-  EXPECT_EQ(Layout(kRow).WithSpread(0).Canonical(6, 64, 4).Text(), "sets1");
-  EXPECT_EQ(Layout(kRow).WithSpread(6).Canonical(6, 1024, 4).Text(),
-            "sets64");
+  // Asked to (A's and C's tiles): stored where its own pitch says otherwise,
+  // either way.
+  const Layout one_set = Layout(kRow).WithSpread(0);
+  const Layout all_sets = Layout(kRow).WithSpread(6);
+  EXPECT_EQ(one_set.Canonical(6, 64, 4, true).Text(), "sets1");
+  EXPECT_EQ(all_sets.Canonical(6, 1024, 4, true).Text(), "sets64");
   // Not where it agrees, nor where neither is one set, nor for one row.
-  EXPECT_EQ(Layout(kRow).WithSpread(0).Canonical(6, 1024, 4), Layout(kRow));
-  EXPECT_EQ(Layout(kRow).WithSpread(6).Canonical(6, 64, 4), Layout(kRow));
-  EXPECT_EQ(Layout(kRow).WithSpread(0).Canonical(1, 64, 4), Layout(kRow));
-  // The tile of a strided Spec's A keeps it; the dense Spec's does not.
+  EXPECT_EQ(one_set.Canonical(6, 1024, 4, true), Layout(kRow));
+  EXPECT_EQ(all_sets.Canonical(6, 64, 4, true), Layout(kRow));
+  EXPECT_EQ(one_set.Canonical(1, 64, 4, true), Layout(kRow));
+  // Not asked to (B's tiles): no spread at all.
+  EXPECT_EQ(one_set.Canonical(6, 64, 4), Layout(kRow));
+  // A Spec's A and C tiles of 6 rows keep it, B's does not; the dense Spec's
+  // tiles have none.
   const Target t = Zen4Avx512();
-  const Spec strided = WithoutLds(
-      t.Bind(*ParseSpec("matmul 64x64x64 f32 lda=4096 ldb=4096 ldc=4096")));
-  const Spec dense = WithoutLds(t.Bind(*ParseSpec("matmul 64x64x64 f32")));
-  for (const Spec* s : {&strided, &dense}) {
-    TensorSpec a = s->Operand(0);
-    a.rows = 6;
-    a.aux.layout = a.layout().Canonical(6, 64, 4);
-    EXPECT_EQ(a.RowsOnOneSet(), s == &strided ? 6 : 0);
-  }
+  auto tile = [&](absl::string_view text) {
+    Spec s = WithoutLds(t.Bind(*ParseSpec(text)));
+    s.m = 6;
+    s.k = 6;
+    return Canonical(s);
+  };
+  const Spec strided = tile("matmul 64x64x64 f32 lda=4096 ldb=4096 ldc=4096");
+  EXPECT_EQ(strided.Operand(0).RowsOnOneSet(), 6);
+  EXPECT_EQ(strided.Operand(1).layout().spread_code(), 0);
+  EXPECT_EQ(strided.Operand(2).RowsOnOneSet(), 6);
+  const Spec dense = tile("matmul 64x64x64 f32");
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(dense.Operand(i).RowsOnOneSet(), 0) << i;
 }
 
 // The cost of the candidate `action` of `s` with children that cost nothing.
