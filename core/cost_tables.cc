@@ -76,6 +76,9 @@ PriceTable Zen4() {
   // Lines crowded onto the sets that A's and C's rows share, priced as an L2
   // line (CostParams::line_shared_set_zmm says how it was found).
   c.line_shared_set_zmm = 13;
+  // B vectors straddling lines are loads beside the FMAs
+  // (CostParams::split_beside_fma says how it was found).
+  c.split_beside_fma = 1;
   // Bands of 8 rows in pieces of 512 B to 16 KiB took 1.05, 1.16, 1.41,
   // 1.53, 1.69 and 1.68x the time of pieces of 256 B (medians over seven
   // calibrations, each piece 0.99-1.14, 1.09-1.25, 1.36-1.50, 1.47-1.64,

@@ -165,10 +165,14 @@ int64_t BroadcastFmaCost(const Spec& s, const Target& t) {
   if (Bf16(s.aux[1]) && Masked(c) && t.isa == Isa::kAvx2)
     loads += c.cols % c.aux.vector_width;
   const int64_t scale = Scaled(s) ? std::min(s.m, nv) : 0;
+  const int64_t split =
+      SplitVectorCost(s.Operand(1), SplitVectors(s.n, c.aux.vector_width),
+                      c.aux.vector_width, t.LoadPrice());
+  // Beside the FMAs (CostParams::split_beside_fma) or on top of them.
+  const int64_t beside = t.cost.split_beside_fma ? split : 0;
   return std::max((fmas + scale) * t.FmaPrice() + widen * WidenCost(t),
-                  loads * t.BroadcastLoadPrice()) +
-         SplitVectorCost(s.Operand(1), SplitVectors(s.n, c.aux.vector_width),
-                         c.aux.vector_width, t.LoadPrice());
+                  loads * t.BroadcastLoadPrice() + beside) +
+         (split - beside);
 }
 // Scratch: B's vectors and the broadcast; a bf16 B's AVX2 tail is gathered
 // into its own register, so no mask register.

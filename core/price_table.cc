@@ -102,6 +102,9 @@ const PriceField kPriceFields[] = {
      /*optional=*/true},
     {"l2_share_pct", [](CostParams& c) -> int64_t& { return c.l2_share_pct; },
      /*optional=*/true},
+    {"split_beside_fma",
+     [](CostParams& c) -> int64_t& { return c.split_beside_fma; },
+     /*optional=*/true},
     {"line_shared_set_zmm",
      [](CostParams& c) -> int64_t& { return c.line_shared_set_zmm; },
      /*optional=*/true},
@@ -469,6 +472,7 @@ CostParams ClampPrices(CostParams c) {
   c.l2_share_pct = std::clamp<int64_t>(c.l2_share_pct, 1, 100);
   c.l3_share_pct = std::clamp<int64_t>(c.l3_share_pct, 1, 100);
   c.stream_prefetch = std::clamp<int64_t>(c.stream_prefetch, 0, 1);
+  c.split_beside_fma = std::clamp<int64_t>(c.split_beside_fma, 0, 1);
   // Whole lines, at most a page ahead.
   c.panel_prefetch_bytes =
       std::clamp<int64_t>(c.panel_prefetch_bytes, 0, 4096) / kLineBytes *

@@ -151,6 +151,19 @@ struct CostParams {
   // ymm only: an AVX-512 target keeps its zmm load price (Target::
   // BroadcastLoadPrice).
   int64_t load_beside_fma = 0;
+  // 1: B vectors that straddle two lines (rows whose pitch is not a multiple
+  // of 32 bytes, Layout::UnalignedRows) take their extra load slot beside the
+  // broadcast kernel's FMAs, on its load side of max(FMAs, loads), hidden
+  // where the FMAs bound it; 0: each adds half a load slot to the kernel's
+  // time (core/kernels.cc, SplitVectorCost), as on the Intel guest, where
+  // 64^3 with B's rows 4 bytes off a line ran 5-7 % slower than dense.
+  // Measured by `amarena calibrate`: the 3x32 ymm k step of
+  // load_beside_fma with its B panel 4 bytes off a line (half the B vectors
+  // straddle), 1 where it takes at most kSplitHiddenPct of the aligned time.
+  // On the Zen 4 guest: 1.00-1.01x; B read in place at a 71-float pitch
+  // (12x32 zmm tiles) ran within 1 % of dense while the additive price had
+  // the search pack it, 3 % slower.
+  int64_t split_beside_fma = 0;
   // 1: the broadcast kernel prefetches a B it streams from memory ahead of
   // its reads (core/kernels.h, kPrefetchRows); 0: it leaves that to the
   // hardware prefetchers. A property of the host, measured by `amarena

@@ -267,9 +267,13 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   };
   c.loads_per_cycle = ops_per_cycle([&](int64_t n) { L1Loads(buf->p, n); });
   c.stores_per_cycle = ops_per_cycle([&](int64_t n) { L1Stores(buf->p, n); });
-  c.loads_beside_fmas_per_cycle =
-      kMixLoads * kMixSteps /
+  const double mix_cycles =
       cycles_per([&](int64_t n) { LoadsBesideFmas(buf->p, n); }, 8);
+  c.loads_beside_fmas_per_cycle = kMixLoads * kMixSteps / mix_cycles;
+  // B 4 bytes off a line (A's 4-byte broadcasts never straddle one).
+  c.split_beside_fmas_ratio =
+      cycles_per([&](int64_t n) { LoadsBesideFmas(buf->p + 1, n); }, 8) /
+      mix_cycles;
   if (cpu.avx512f) {
     c.zmm_loads_per_cycle =
         ops_per_cycle([&](int64_t n) { ZmmL1Loads(buf->p, n); });
@@ -392,6 +396,7 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   m.l3_share_pct = nearest.l3_share_pct;
   m.l2_overlap_pct_zmm = nearest.l2_overlap_pct_zmm;
   m.line_shared_set_zmm = nearest.line_shared_set_zmm;
+  m.split_beside_fma = nearest.split_beside_fma;
   m.l2_share_pct = nearest.l2_share_pct;
   m.panel_prefetch_bytes = nearest.panel_prefetch_bytes;
 

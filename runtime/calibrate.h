@@ -64,6 +64,9 @@ struct Calibration {
   // kernels of a 3x32 tile issue them in a k loop
   // (calibrate_loops::LoadsBesideFmas: 10 loads and 12 FMAs a step).
   double loads_beside_fmas_per_cycle = 0;
+  // The same k step's time with the B panel 4 bytes off a line (half its
+  // ymm vectors straddle two lines), over the aligned time.
+  double split_beside_fmas_ratio = 0;
 
   // Cycles to read one 64-byte line into registers from a working set that
   // sits in a level: dense = sequentially, strided = down 64-byte column

@@ -33,9 +33,9 @@ int CalibrateCommand(bool json, bool save) {
                   : "n/a",
               c->fma_latency_cycles);
   std::printf("L1 ymm:    %.2f loads/cycle, %.2f stores/cycle, %.2f loads/cycle "
-              "beside FMAs\n",
+              "beside FMAs (%.3fx the time with B straddling lines)\n",
               c->loads_per_cycle, c->stores_per_cycle,
-              c->loads_beside_fmas_per_cycle);
+              c->loads_beside_fmas_per_cycle, c->split_beside_fmas_ratio);
   if (c->zmm_loads_per_cycle > 0)
     std::printf("L1 zmm:    %.2f loads/cycle, %.2f stores/cycle\n",
                 c->zmm_loads_per_cycle, c->zmm_stores_per_cycle);
@@ -94,6 +94,7 @@ int CalibrateCommand(bool json, bool save) {
     j.Add("zmm_loads_per_cycle", c->zmm_loads_per_cycle);
     j.Add("zmm_stores_per_cycle", c->zmm_stores_per_cycle);
     j.Add("loads_beside_fmas_per_cycle", c->loads_beside_fmas_per_cycle);
+    j.Add("split_beside_fmas_ratio", c->split_beside_fmas_ratio);
     for (const Calibration::LevelReads& l : c->levels) {
       j.Add(l.name + "_bytes", l.bytes);
       j.Add(l.name + "_dense_cycles", l.dense_cycles);

@@ -98,5 +98,39 @@ TEST(PeakRateTest, KernelsThatClaimLoadsPayThem) {
   }
 }
 
+// B vectors straddling lines (rows unaligned): half a load slot each on top
+// of the broadcast kernel's max(FMAs, loads), or, where the prices say
+// they are loads beside the FMAs (CostParams::split_beside_fma), on its
+// load side: nothing more for a tile the FMAs bound, as much for one its
+// loads bound.
+TEST(BroadcastFmaTest, StraddlingBVectorsJoinTheLoadsWherePricedSo) {
+  const CacheSizes caches{.l1d = 48 << 10, .l2 = 1 << 20, .l3 = 32 << 20};
+  for (int beside : {0, 1}) {
+    Target t = Target::Avx512(caches);
+    CostParams c = t.cost;
+    c.split_beside_fma = beside;
+    t.SetPrices(c);
+    const TensorAux regs{DType::kF32, Level::kVRF, Order::kRowMajor, 16};
+    TensorAux mem{DType::kF32, Level::kL1, Order::kRowMajor, 0};
+    TensorAux odd = mem;
+    odd.layout = odd.layout.WithUnalignedRows(true);
+    const KernelInfo& k = Info(KernelId::kBroadcastFma);
+    for (int64_t m : {12, 1}) {
+      const int64_t n = m == 12 ? 32 : 64;
+      const Spec aligned = Spec::Matmul(m, 1, n, mem, mem, regs, true);
+      const Spec split = Spec::Matmul(m, 1, n, mem, odd, regs, true);
+      ASSERT_TRUE(k.applies(aligned, t) && k.applies(split, t));
+      const int64_t extra = k.cost(split, t) - k.cost(aligned, t);
+      const int64_t each = (t.LoadPrice() + 1) / 2;
+      const int64_t vectors = n / 16;
+      if (!beside || m == 1) {
+        EXPECT_EQ(extra, vectors * each) << "m " << m << " beside " << beside;
+      } else {
+        EXPECT_EQ(extra, 0) << "m " << m;  // 24 FMAs over 14 loads + 2 splits
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace amarena
