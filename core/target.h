@@ -157,12 +157,13 @@ struct CostParams {
   // where the FMAs bound it; 0: each adds half a load slot to the kernel's
   // time (core/kernels.cc, SplitVectorCost), as on the Intel guest, where
   // 64^3 with B's rows 4 bytes off a line ran 5-7 % slower than dense.
-  // Measured by `amarena calibrate`: the 3x32 ymm k step of
-  // load_beside_fma with its B panel 4 bytes off a line (half the B vectors
-  // straddle), 1 where it takes at most kSplitHiddenPct of the aligned time.
-  // On the Zen 4 guest: 1.00-1.01x; B read in place at a 71-float pitch
-  // (12x32 zmm tiles) ran within 1 % of dense while the additive price had
-  // the search pack it, 3 % slower.
+  // Found by timing trees, so `amarena calibrate` takes the nearest table's
+  // (it prints the 3x32 ymm k step of load_beside_fma with its B panel 4
+  // bytes off a line, for information: 1.01-1.07x the aligned time on the
+  // Zen 4 guest, a step whose loads already match its FMAs). On the Zen 4
+  // guest B read in place at a 71-float pitch (12x32 zmm tiles) ran within
+  // 1 % of dense while the additive price had the search pack it, 3 %
+  // slower: 1 there.
   int64_t split_beside_fma = 0;
   // 1: the broadcast kernel prefetches a B it streams from memory ahead of
   // its reads (core/kernels.h, kPrefetchRows); 0: it leaves that to the
