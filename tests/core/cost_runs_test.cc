@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "search/rewrites/registry.h"
 #include "search/search.h"
+#include "tests/testing/cost_probe.h"
 #include "tests/testing/impl_walk.h"
 
 namespace amarena {
@@ -20,13 +21,7 @@ namespace {
 constexpr int kGL = static_cast<int>(Level::kGL);
 
 // The Zen 4 host's table: the one whose calibration these rules came from.
-Target Zen4Avx2() {
-  Target t = Target::Avx2({.l1d = 32 << 10, .l2 = 1 << 20, .l3 = 16 << 20});
-  const PriceTable* zen4 = FindShipped("zen4-epyc-vm");
-  EXPECT_NE(zen4, nullptr);
-  if (zen4 != nullptr) t.SetPrices(zen4->cost);
-  return t;
-}
+Target Zen4Avx2() { return testing::Zen4Target(Isa::kAvx2); }
 
 TEST(CostRunsTest, RunLineFollowsTheMeasuredRunsToTheDensePrice) {
   for (const PriceTable& table : ShippedPriceTables()) {
@@ -77,13 +72,7 @@ TEST(CostRunsTest, BandLineFollowsTheMeasuredBandsAndNeverUndercutsDense) {
 // The cost a loop adds on top of its children (all free here): back-edges
 // and, for a loop that cuts tall rows of a GL operand, their runs.
 int64_t LoopOnly(const Spec& s, const Target& t, absl::string_view action) {
-  for (const Candidate& c : EnumerateCandidates(s, t)) {
-    if (Describe(c.action) != action) continue;
-    std::vector<Cost> free(c.expansion.children.size());
-    return ComposeCost(s, c.expansion, free, t).main;
-  }
-  ADD_FAILURE() << "no candidate '" << action << "' for " << PrintSpec(s);
-  return -1;
+  return testing::AloneCost(s, t, action);
 }
 
 TEST(CostRunsTest, ALoopThatCutsTallRowsPaysForTheirRuns) {
@@ -112,8 +101,7 @@ TEST(CostRunsTest, ALoopThatCutsTallRowsPaysForTheirRuns) {
   CostParams no_bands = t.cost;
   no_bands.line_gl_band = {};
   unbanded.SetPrices(no_bands);
-  EXPECT_EQ(LoopOnly(flat, unbanded, "tile n 256"),
-            64 * t.cost.loop_iteration);
+  EXPECT_EQ(LoopOnly(flat, unbanded, "tile n 256"), 64 * t.cost.loop_iteration);
   // A root whose operands fit in L3 reads them from the caches: no bands.
   Target warm = t;
   warm.dram_operands = false;
@@ -157,19 +145,10 @@ TEST(CostRunsTest, AViewOfAFewRowsPaysTheirBand) {
   ASSERT_GT(t.cost.BandLine(16384), dense);
   Target warm = t;
   warm.dram_operands = false;
-  for (const Target* target : {&t, static_cast<const Target*>(&warm)}) {
-    bool found = false;
-    for (const Candidate& c : EnumerateCandidates(s, *target)) {
-      if (Describe(c.action) != "view 1 l2") continue;
-      found = true;
-      std::vector<Cost> free(c.expansion.children.size());
-      const int64_t lines = s.Operand(1).Lines();
-      EXPECT_EQ(ComposeCost(s, c.expansion, free, *target).main,
-                lines * (target->dram_operands ? t.cost.BandLine(16384)
-                                               : dense));
-    }
-    EXPECT_TRUE(found);
-  }
+  const int64_t lines = s.Operand(1).Lines();
+  for (const Target* target : {&t, static_cast<const Target*>(&warm)})
+    EXPECT_EQ(testing::AloneCost(s, *target, "view 1 l2"),
+              lines * (target->dram_operands ? t.cost.BandLine(16384) : dense));
 }
 
 // With the Zen 4 guest's bands, the blocks of B's rows under y are swept in

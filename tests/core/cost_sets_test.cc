@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "search/rewrites/registry.h"
 #include "search/search.h"
+#include "tests/testing/cost_probe.h"
 #include "tests/testing/impl_walk.h"
 
 namespace amarena {
@@ -17,13 +18,7 @@ namespace {
 
 constexpr Order kRow = Order::kRowMajor;
 
-Target Zen4Avx512() {
-  Target t = Target::Avx512({.l1d = 32 << 10, .l2 = 1 << 20, .l3 = 16 << 20});
-  const PriceTable* zen4 = FindShipped("zen4-epyc-vm");
-  EXPECT_NE(zen4, nullptr);
-  if (zen4 != nullptr) t.SetPrices(zen4->cost);
-  return t;
-}
+Target Zen4Avx512() { return testing::Zen4Target(Isa::kAvx512); }
 
 TEST(CostSetsTest, RowsOnOneSetAreThoseOfAPitchOfWholeWays) {
   // A 4 KiB pitch (1024 floats), 16 KiB, and a tile of such a matrix.
@@ -69,23 +64,12 @@ TEST(CostSetsTest, ASmallTileKeepsOnlyWhetherItsRowsShareOneSet) {
     EXPECT_EQ(dense.Operand(i).RowsOnOneSet(), 0) << i;
 }
 
-// The cost of the candidate `action` of `s` with children that cost nothing.
-int64_t AloneCost(const Spec& s, const Target& t, absl::string_view action) {
-  for (const Candidate& c : EnumerateCandidates(s, t)) {
-    if (Describe(c.action) != action) continue;
-    std::vector<Cost> free(c.expansion.children.size());
-    return ComposeCost(s, c.expansion, free, t).main;
-  }
-  ADD_FAILURE() << "no candidate '" << action << "' for " << PrintSpec(s);
-  return -1;
-}
-
 TEST(CostSetsTest, ACViewPaysTheLinesItsSetsCannotHold) {
   const Target t = Zen4Avx512();
   const int64_t l2 = t.cost.line_shared_set_zmm;
   ASSERT_GT(l2, 0);
   auto view_c = [&](absl::string_view text) {
-    return AloneCost(t.Bind(*ParseSpec(text)), t, "view 2 l1");
+    return testing::AloneCost(t.Bind(*ParseSpec(text)), t, "view 2 l1");
   };
   // 6 rows of A and of C on one set, and B's 256 lines in L1 (4 a set): 16
   // lines where 8 fit, on each of the 4 sets a 64-float row covers.
@@ -115,7 +99,8 @@ TEST(CostSetsTest, ACViewPaysTheLinesItsSetsCannotHold) {
   unpriced.SetPrices(none);
   for (const Target* other : {&avx2, &unpriced}) {
     auto cost = [&](absl::string_view text) {
-      return AloneCost(other->Bind(*ParseSpec(text)), *other, "view 2 l1");
+      return testing::AloneCost(other->Bind(*ParseSpec(text)), *other,
+                                "view 2 l1");
     };
     EXPECT_EQ(cost("matmul 6x64x64 f32 a=l1,sets1 b=l1,p32 c=sets1"),
               cost("matmul 6x64x64 f32 a=l1 b=l1,p32 c=sets1"));
@@ -127,9 +112,9 @@ TEST(CostSetsTest, ACViewPaysTheLinesItsSetsCannotHold) {
 // rows, whose lines fit their sets beside A's and B's.
 TEST(CostSetsTest, SixteenKiBPitchesTakeShortRowTiles) {
   const Target t = Zen4Avx512();
-  for (absl::string_view text :
-       {"matmul 64x64x64 f32", "matmul 64x64x64 f32 lda=4096 ldb=4096 "
-                               "ldc=4096"}) {
+  for (absl::string_view text : {"matmul 64x64x64 f32",
+                                 "matmul 64x64x64 f32 lda=4096 ldb=4096 "
+                                 "ldc=4096"}) {
     const Spec root = t.Bind(*ParseSpec(text));
     Searcher searcher(t);
     absl::StatusOr<ImplPtr> best = searcher.Solve(root);
