@@ -66,10 +66,14 @@ PriceTable Zen4() {
   c.fma_zmm = 6;
   c.load_zmm = 6;
   c.store_zmm = 12;
-  // The broadcast kernel's prefetches of a streamed B slowed this guest
+  // The broadcast kernel's prefetcht0 of a streamed B slowed this guest
   // (CostParams::stream_prefetch): 1x2048x16384 bf16, one thread, paired
   // runs with and without, 1.30-1.60x faster without on AVX-512 and AVX2.
-  c.stream_prefetch = 0;
+  // prefetcht1 a line further along made the same picks faster: in one
+  // process, each tree with 0, 1 and 2, 21-25 rounds, time against 0: f32
+  // 1x2048x16384 0.91-0.97 (1 made it 1.35), AVX2 0.92, 1x4096x11008
+  // 0.90-0.96, bf16 0.94, `f32*bf16->f32 b=any` 0.94.
+  c.stream_prefetch = kStreamPrefetchL2;
   // L1 fills from L2 beside zmm kernels get about two thirds of L2's
   // streaming rate (CostParams::l2_overlap_pct_zmm says how it was measured).
   c.l2_overlap_pct_zmm = 65;

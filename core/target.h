@@ -37,6 +37,10 @@ absl::string_view Name(Isa isa);
 // Target::Fingerprint holds a hash of the prices, so results found under one
 // table are never used under another; bump kCostModelVersion when a formula
 // changes.
+// CostParams::stream_prefetch's value for prefetcht1 (into L2) one line
+// further along the row than the line read now.
+inline constexpr int64_t kStreamPrefetchL2 = 2;
+
 struct CostParams {
   int64_t fma = 3;
   int64_t load = 3;
@@ -166,13 +170,16 @@ struct CostParams {
   // slower: 1 there.
   int64_t split_beside_fma = 0;
   // 1: the broadcast kernel prefetches a B it streams from memory ahead of
-  // its reads (core/kernels.h, kPrefetchRows); 0: it leaves that to the
-  // hardware prefetchers. A property of the host, measured by `amarena
-  // calibrate` (a plain matrix read as the vector-matrix kernels read it,
-  // with and without the prefetches). 1 where it was measured first: on the
+  // its reads (core/kernels.h, kPrefetchRows) with prefetcht0 at the columns
+  // it reads now; kStreamPrefetchL2: with prefetcht1 a line further along;
+  // 0: it leaves that to the hardware prefetchers. A property of the host:
+  // `amarena calibrate` keeps 1 where its emulation (a plain matrix read as
+  // the vector-matrix kernels read it) shows it clearly, else the nearest
+  // table's, found by timing trees. 1 where it was measured first: on the
   // Zen 5 host, 1x2048x16384 bf16 with AVX2 went from 13.6 to 25.6 GFLOP/s.
-  // 0 on the Zen 4 guest with AVX-512, where the same prefetches made
-  // 1x2048x16384 bf16 and `f32*bf16->f32 b=any` 1.3-1.6x slower.
+  // kStreamPrefetchL2 on the Zen 4 guest, where prefetcht0 made
+  // 1x2048x16384 bf16 and `f32*bf16->f32 b=any` 1.3-1.6x slower and
+  // prefetcht1 a line along made the f32 picks 4-10 % faster.
   int64_t stream_prefetch = 1;
   // Bytes ahead (0: none) at which the broadcast kernel prefetches an f32 B
   // in column panels (a buffer the search packed, read a row a k step) into

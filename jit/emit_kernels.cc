@@ -24,10 +24,15 @@ using Xbyak::Xmm;
 void PrefetchB(Emitter& e, const View& b, int64_t n, int vw, int es) {
   if (vw == 1) return;
   const CostParams& cost = e.target().cost;
-  int64_t rows_ahead = 0, step = 64;
+  int64_t rows_ahead = 0, step = 64, lead = 0;
+  bool to_l2 = false;
   if (cost.stream_prefetch != 0 && b.panel_axis == Axis::kNone &&
       b.row_stride >= kPrefetchMinPitch) {
     rows_ahead = kPrefetchRows;
+    if (cost.stream_prefetch == kStreamPrefetchL2) {
+      to_l2 = true;
+      lead = kLineBytes;
+    }
   } else if (cost.stream_prefetch != 0 && es == 2 &&
              b.panel_run >= kPrefetchMinPanel) {
     rows_ahead = (kPrefetchPanelBytes + b.row_stride - 1) / b.row_stride;
@@ -41,10 +46,14 @@ void PrefetchB(Emitter& e, const View& b, int64_t n, int vw, int es) {
     if (b.panel_axis == Axis::kCols) step = std::min<int64_t>(64, es * b.panel);
   }
   if (rows_ahead == 0) return;
-  for (int64_t byte = 0; byte < es * n; byte += step) {
+  for (int64_t byte = lead; byte < lead + es * n; byte += step) {
     const int64_t off = b.Offset(rows_ahead, byte / es);
-    if (off == static_cast<int32_t>(off))
+    if (off != static_cast<int32_t>(off)) continue;
+    if (to_l2) {
+      e.prefetcht1(e.ptr[b.base + static_cast<int32_t>(off)]);
+    } else {
       e.prefetcht0(e.ptr[b.base + static_cast<int32_t>(off)]);
+    }
   }
 }
 

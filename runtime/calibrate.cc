@@ -356,8 +356,6 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   m.line_strided[l3i] = Units(c.levels[2].strided_cycles);
   m.line_strided[l2i] = Units(c.levels[1].strided_cycles);
   m.dram_run_bytes = c.dram_run_bytes;
-  m.stream_prefetch =
-      c.stream_prefetched_gbps >= kPrefetchGain * c.stream_gbps ? 1 : 0;
   // Each run length's line: the sequential line over the run's share of the
   // sequential rate (ClampPrices then orders them).
   for (int i = 0; i < CostParams::kDramRunSteps; ++i)
@@ -399,6 +397,16 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   m.split_beside_fma = nearest.split_beside_fma;
   m.l2_share_pct = nearest.l2_share_pct;
   m.panel_prefetch_bytes = nearest.panel_prefetch_bytes;
+  // A streamed B's prefetches: prefetcht0 where the emulation shows it
+  // clearly (kPrefetchGain; the Zen 5 host read about twice as fast), else
+  // the nearest table's, found by timing trees: the emulation read 1.045x
+  // with prefetcht0 on the Intel guest, whose picks ran 1.24-1.40x as fast,
+  // and 1.01-1.21x with prefetcht1 on the Zen 4 guest, whose picks ran
+  // 1.04-1.10x as fast (docs/calibration.md).
+  m.stream_prefetch =
+      c.stream_prefetched_gbps >= kPrefetchGain * c.stream_gbps
+          ? 1
+          : nearest.stream_prefetch;
 
   // The search's orders (ClampPrices) hold for the table it is given even
   // when a noisy run broke them; the fields raised are reported.

@@ -91,13 +91,14 @@ struct Calibration {
   int64_t dram_run_bytes = 0;
   // The same matrix read as the vector-matrix kernels read a plain B, GB/s
   // without and with the broadcast kernel's prefetches (calibrate_loops.h,
-  // BlockPass). The prefetches are kept (CostParams::stream_prefetch) when
-  // they read at least kPrefetchGain times as fast: well apart on every
-  // host measured (the Zen 5 host about twice as fast with them, the Zen 4
-  // guest 1.3-1.6x slower), and neither side of a small margin flips from
-  // one calibration to the next.
+  // BlockPass). prefetcht0 is kept (CostParams::stream_prefetch 1) when it
+  // reads at least kPrefetchGain times as fast (the Zen 5 host about twice
+  // as fast); short of that the nearest shipped table's choice stands, found
+  // by timing trees, where the emulation's margins are too thin to trust.
   double stream_gbps = 0;
   double stream_prefetched_gbps = 0;
+  // With prefetcht1 a line further along (kStreamPrefetchL2).
+  double stream_prefetched_l2_gbps = 0;
   // The same blocks of dram_band_rows rows read in pieces of each
   // CostParams::kDramBandBytes length, without prefetches: (bytes, % of the
   // sequential rate in the same rounds).

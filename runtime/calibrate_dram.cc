@@ -86,9 +86,10 @@ DramFigures MeasureDram(const float* set, int64_t set_bytes, int64_t l3_bytes,
   // each round reads it sequentially first and every band's figure is the
   // median over the rounds of its share of the sequential rate, as above.
   constexpr int kBands = CostParams::kDramBandSteps;
-  std::array<std::vector<double>, kBands + 2> block_ns;  // + seq, prefetched
+  // + seq, prefetched (stream_prefetch 1 and kStreamPrefetchL2)
+  std::array<std::vector<double>, kBands + 3> block_ns;
   for (int round = 0; round <= std::max(1, rounds); ++round)
-    for (int i = 0; i < kBands + 2; ++i) {
+    for (int i = 0; i < kBands + 3; ++i) {
       const int64_t t0 = ThreadNs();
       if (i == 0)
         RunPass(set, rows, pitch, pitch);
@@ -96,7 +97,8 @@ DramFigures MeasureDram(const float* set, int64_t set_bytes, int64_t l3_bytes,
         BlockPass(set, rows, pitch,
                   CostParams::kDramBandBytes[i - 1] / sizeof(float), false);
       else
-        BlockPass(set, rows, pitch, kBlockRunBytes / sizeof(float), true);
+        BlockPass(set, rows, pitch, kBlockRunBytes / sizeof(float),
+                  i == kBands + 1 ? 1 : static_cast<int>(kStreamPrefetchL2));
       if (round > 0)
         block_ns[i].push_back(static_cast<double>(ThreadNs() - t0));
     }
@@ -117,6 +119,7 @@ DramFigures MeasureDram(const float* set, int64_t set_bytes, int64_t l3_bytes,
   static_assert(CostParams::kDramBandBytes[1] == kBlockRunBytes);
   c.stream_gbps = block_bytes / Median(block_ns[2]);
   c.stream_prefetched_gbps = block_bytes / Median(block_ns[kBands + 1]);
+  c.stream_prefetched_l2_gbps = block_bytes / Median(block_ns[kBands + 2]);
   // Each band's time over the shortest pieces' time, round by round.
   DramFigures f;
   for (int i = 0; i < kBands; ++i) {

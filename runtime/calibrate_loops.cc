@@ -1,5 +1,8 @@
 #include "runtime/calibrate_loops.h"
 
+#include "core/layout.h"
+#include "core/target.h"
+
 #include <immintrin.h>
 #include <time.h>
 
@@ -169,9 +172,10 @@ __attribute__((target("avx2"), noinline)) void BlockPass(const float* m,
                                                          size_t rows,
                                                          size_t pitch,
                                                          size_t run,
-                                                         bool prefetch) {
+                                                         int prefetch) {
   __m256 a0 = _mm256_setzero_ps(), a1 = a0;
   const size_t ahead = kBlockRows * pitch;
+  const size_t along = kLineBytes / sizeof(float);
   for (size_t r0 = 0; r0 + kBlockRows <= rows; r0 += kBlockRows)
     for (size_t c = 0; c < pitch; c += run)
       for (size_t r = r0; r < r0 + kBlockRows; ++r) {
@@ -179,7 +183,10 @@ __attribute__((target("avx2"), noinline)) void BlockPass(const float* m,
         for (size_t i = 0; i < run; i += 16) {
           // The last block's prefetches fall past the matrix: prefetches
           // never fault, and the buffer is larger anyway.
-          if (prefetch)
+          if (prefetch == kStreamPrefetchL2)
+            _mm_prefetch(reinterpret_cast<const char*>(p + i + ahead + along),
+                         _MM_HINT_T1);
+          else if (prefetch != 0)
             _mm_prefetch(reinterpret_cast<const char*>(p + i + ahead),
                          _MM_HINT_T0);
           a0 = _mm256_add_ps(a0, _mm256_load_ps(p + i));

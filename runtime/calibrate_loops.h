@@ -51,11 +51,13 @@ void RunPass(const float* m, size_t rows, size_t pitch, size_t run);
 // Reads a rows x pitch-float matrix as the vector-matrix kernels read a
 // plain B: blocks of kBlockRows rows, each block swept across its columns
 // `run` floats at a time, a run of every row of the block in turn. With
-// `prefetch`, each line read is also prefetched (prefetcht0) kBlockRows rows
-// ahead, where the broadcast kernel prefetches (core/kernels.h).
+// `prefetch` (a CostParams::stream_prefetch value) each line read is also
+// prefetched kBlockRows rows ahead as the broadcast kernel prefetches
+// (core/kernels.h): 1, prefetcht0 of the same columns; kStreamPrefetchL2,
+// prefetcht1 a line further along.
 inline constexpr size_t kBlockRows = 8;
 void BlockPass(const float* m, size_t rows, size_t pitch, size_t run,
-               bool prefetch);
+               int prefetch);
 // `iters` rounds of kOpsPerIter ymm loads from, or stores to, the KiB at `p`.
 void L1Loads(const float* p, int64_t iters);
 void L1Stores(float* p, int64_t iters);

@@ -1,6 +1,7 @@
 // amarena calibrate: measures the cost model's prices on this host
 // (runtime/calibrate.h) and stores them in the search database for this CPU,
 // where every later process finds them (runtime/prices.h).
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -56,9 +57,13 @@ int CalibrateCommand(bool json, bool save) {
   for (const auto& [bytes, pct] : c->dram_bands)
     std::printf(" %lldB %.0f%%", static_cast<long long>(bytes), pct);
   std::printf("\n");
-  std::printf("stream:    %.1f GB/s, %.1f GB/s with prefetches (%s)\n",
-              c->stream_gbps, c->stream_prefetched_gbps,
-              t.cost.stream_prefetch ? "kept" : "left out");
+  static constexpr const char* kKept[] = {"left out", "prefetcht0 kept",
+                                          "prefetcht1 kept"};
+  std::printf(
+      "stream:    %.1f GB/s; with prefetches %.1f GB/s (prefetcht0, same "
+      "columns), %.1f GB/s (prefetcht1, a line along): %s\n",
+      c->stream_gbps, c->stream_prefetched_gbps, c->stream_prefetched_l2_gbps,
+      kKept[std::clamp<int64_t>(t.cost.stream_prefetch, 0, 2)]);
   std::printf("prices:    %s (units of 1/6 cycle)\n",
               CostParamsText(t.cost).c_str());
   std::printf("clamped:   %s\n",
@@ -109,6 +114,7 @@ int CalibrateCommand(bool json, bool save) {
       j.Add(absl::StrCat("dram_band_", bytes, "_pct"), pct);
     j.Add("stream_gbps", c->stream_gbps);
     j.Add("stream_prefetched_gbps", c->stream_prefetched_gbps);
+    j.Add("stream_prefetched_l2_gbps", c->stream_prefetched_l2_gbps);
     j.Add("clamped", absl::StrJoin(c->clamped, " "));
     j.Add("prices_hash", PricesHash(t.cost));
     j.Add("saved_to", saved_to);

@@ -169,6 +169,12 @@ TEST_P(Bf16Test, PrefetchesOnlyLongStreams) {
             std::string::npos);
   EXPECT_EQ(listing("matmul 1x2048x16384 f32", 0).find("prefetch"),
             std::string::npos);
+  // kStreamPrefetchL2: prefetcht1 only, 8 rows of 64 KiB and a line ahead.
+  const std::string to_l2 =
+      listing("matmul 1x2048x16384 f32", kStreamPrefetchL2);
+  EXPECT_NE(to_l2.find("prefetcht1"), std::string::npos) << to_l2;
+  EXPECT_EQ(to_l2.find("prefetcht0"), std::string::npos) << to_l2;
+  EXPECT_NE(to_l2.find("+0x80040]"), std::string::npos) << to_l2;
   EXPECT_EQ(listing("matmul 1x300x64 f32").find("prefetch"),
             std::string::npos);
   EXPECT_EQ(listing("matmul 1x2048x16384 f32 b=p32").find("prefetch"),
