@@ -55,13 +55,15 @@
 namespace amarena::bench {
 namespace {
 
-// The Specs, M x K x N.
+// The suite's Specs, M x K x N.
 const std::vector<Problem>& AllShapes() {
   static const auto* shapes = new std::vector<Problem>{
-      {8, 8, 8},          {16, 16, 16},     {32, 32, 32},    {64, 64, 64},
-      {128, 128, 128},    {256, 256, 256},  {512, 512, 512}, {1024, 1024, 1024},
-      {2048, 2048, 2048}, {1, 2048, 16384}, {1, 4096, 4096}, {16, 4096, 4096},
-      {128, 768, 768},    {128, 768, 3072}, {49, 2048, 512}, {100, 100, 100}};
+      {8, 8, 8},        {16, 16, 16},       {32, 32, 32},
+      {64, 64, 64},     {128, 128, 128},    {256, 256, 256},
+      {512, 512, 512},  {1024, 1024, 1024}, {2048, 2048, 2048},
+      {1, 2048, 16384}, {1, 4096, 4096},    {1, 4096, 11008},
+      {16, 4096, 4096}, {128, 768, 768},    {128, 768, 3072},
+      {49, 2048, 512},  {100, 100, 100}};
   return *shapes;
 }
 
@@ -278,8 +280,8 @@ bool ParseOptions(int argc, char** argv, Options* o) {
       std::vector<absl::string_view> ns = absl::StrSplit(v, ':');
       int n = 0;
       uint64_t seed = 0;
-      if (ns.size() != 2 || !absl::SimpleAtoi(ns[0], &n) || n < 0 ||
-          n > 1000 || !absl::SimpleAtoi(ns[1], &seed))
+      if (ns.size() != 2 || !absl::SimpleAtoi(ns[0], &n) || n < 0 || n > 1000 ||
+          !absl::SimpleAtoi(ns[1], &seed))
         return false;
       std::vector<Problem> r = RandomProblems(n, seed);
       o->random_seed = static_cast<int64_t>(seed);
@@ -310,7 +312,8 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: peer_benchmark [--isa=avx2|best] [--peers=a,b] "
                  "[--threads=1,2] [--shapes=MxKxN,...|small] "
-                 "[--random=N:SEED] [--limits=false] [--latency=false] [benchmark flags]\n");
+                 "[--random=N:SEED] [--limits=false] [--latency=false] "
+                 "[benchmark flags]\n");
     return 2;
   }
   const std::string isa(Name(o.cap));
