@@ -56,7 +56,11 @@ wait_quiet() {
   echo "$idle"
 }
 # Three repetitions of at least 0.1 s each; the report uses their medians.
-# ISA caps are per process (OpenBLAS, BLIS and oneDNN fix theirs at load).
+# The repetitions of all rows run in a random order, so every library's are
+# spread over the whole run: on a shared machine, the neighbours' load then
+# falls on all libraries alike instead of on whichever ran during a busy
+# minute. ISA caps are per process (OpenBLAS, BLIS and oneDNN fix theirs at
+# load).
 for isa in $isas; do
   idle=$(wait_quiet)
   echo "$isa: machine ${idle}% idle at the start ($(date -u +%FT%TZ))" \
@@ -64,6 +68,7 @@ for isa in $isas; do
   # shellcheck disable=SC2086
   ./build/bench/peer_benchmark --isa="$isa" \
     --benchmark_min_time=0.1 --benchmark_repetitions=3 \
+    --benchmark_enable_random_interleaving=true \
     --benchmark_out="$out/peers_$isa.json" --benchmark_out_format=json \
     --random="${BENCH_RANDOM:-20:1}" ${BENCH_ARGS:-} 2>&1 | tee "$out/peers_$isa.log"
 done
