@@ -114,6 +114,34 @@ TEST(CostRunsTest, ALoopThatCutsTallRowsPaysForTheirRuns) {
   EXPECT_EQ(LoopOnly(accum, t, "split k 8"), 256 * t.cost.loop_iteration);
 }
 
+// A parallel loop whose tasks all run at once reads a cut operand's rows
+// side by side, together whole: its runs are the rows'. More tasks than
+// workers run in rounds, each round's pieces apart: those pay as a serial
+// loop's tiles do.
+TEST(CostRunsTest, ParallelTilesInOneRoundReadWholeRows) {
+  Target t = Zen4Avx2();
+  t.workers = 2;
+  const int64_t dense = t.cost.Line(Level::kGL, true);
+  // 4096 rows of 16 KiB: two 8 KiB halves together are runs of 16 KiB (one
+  // round: the slower task's price).
+  const Spec s = t.Bind(*ParseSpec("matmul 1x4096x4096 f32"));
+  const int64_t half_lines = TensorSpec{4096, 2048, s.aux[1]}.Lines();
+  EXPECT_LT(t.cost.RunLine(16384), t.cost.RunLine(8192));
+  EXPECT_EQ(LoopOnly(s, t, "parallel tile n 2048"),
+            t.cost.parallel_setup +
+                half_lines * (t.cost.RunLine(16384) - dense));
+  // Four quarters on two workers: two rounds of 4 KiB runs.
+  const int64_t four = LoopOnly(s, t, "parallel tile n 1024");
+  const int64_t quarter_lines = TensorSpec{4096, 1024, s.aux[1]}.Lines();
+  EXPECT_GT(t.cost.RunLine(4096), dense);
+  EXPECT_EQ(four, t.cost.parallel_setup +
+                      2 * quarter_lines * (t.cost.RunLine(4096) - dense));
+  // The same halves in a serial loop are 8 KiB runs, one after the other.
+  EXPECT_EQ(LoopOnly(s, t, "tile n 2048"),
+            2 * (t.cost.loop_iteration +
+                 half_lines * (t.cost.RunLine(8192) - dense)));
+}
+
 TEST(CostRunsTest, AVectorMatrixProductReadsWholeRowsUnderAYInL2) {
   const Target t = Zen4Avx2();
   const Spec root = t.Bind(*ParseSpec("matmul 1x2048x16384 f32"));
