@@ -19,8 +19,9 @@ using Xbyak::Xmm;
 // kPrefetchRows, kPrefetchPanelBytes): one prefetcht0 per 64 bytes of the
 // `n` elements (`es` bytes each) it reads now. A B streaming from memory,
 // where the host's table says prefetching a stream pays
-// (CostParams::stream_prefetch); an f32 B in column panels, as far ahead as
-// the table says (CostParams::panel_prefetch_bytes; 0: not).
+// (CostParams::stream_prefetch; with kStreamPrefetchL2, prefetcht1 of the
+// row ahead one line further along); an f32 B in column panels, as far
+// ahead as the table says (CostParams::panel_prefetch_bytes; 0: not).
 void PrefetchB(Emitter& e, const View& b, int64_t n, int vw, int es) {
   if (vw == 1) return;
   const CostParams& cost = e.target().cost;
