@@ -111,10 +111,10 @@ bool DramBand(const TensorSpec& op, const Target& t) {
 // loop's tasks in one round): the workers stream a cut operand's rows side
 // by side, their pieces adjacent, so the rows are runs as long as the
 // operand's own. On the Zen 4 guest, two threads, 1x4096x4096 f32 split in
-// two column halves ran 0.67-0.70x the time of the serial pick, which read
+// two column halves ran 0.64-0.84x the time of the serial pick, which read
 // each 16 KiB row whole; priced as 8 KiB runs, the halves cost it more.
 int64_t CutRows(const Spec& parent, const Spec& child, Dim dim,
-                const Target& t, bool together = false) {
+                const Target& t, bool together) {
   int64_t extra = 0;
   const int64_t dense = t.cost.Line(Level::kGL, true);
   for (int i = 0; i < parent.NumOperands(); ++i) {

@@ -471,7 +471,8 @@ CostParams ClampPrices(CostParams c) {
   c.dram_streams = std::max<int64_t>(c.dram_streams, 1);
   c.l2_share_pct = std::clamp<int64_t>(c.l2_share_pct, 1, 100);
   c.l3_share_pct = std::clamp<int64_t>(c.l3_share_pct, 1, 100);
-  c.stream_prefetch = std::clamp<int64_t>(c.stream_prefetch, 0, kStreamPrefetchL2);
+  c.stream_prefetch =
+      std::clamp<int64_t>(c.stream_prefetch, 0, kStreamPrefetchL2);
   c.split_beside_fma = std::clamp<int64_t>(c.split_beside_fma, 0, 1);
   // Whole lines, at most a page ahead.
   c.panel_prefetch_bytes =

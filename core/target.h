@@ -19,6 +19,10 @@ namespace amarena {
 enum class Isa : uint8_t { kAvx2, kAvx512 };
 absl::string_view Name(Isa isa);
 
+// CostParams::stream_prefetch's value for prefetcht1 (into L2) one line
+// further along the row than the line read now.
+inline constexpr int64_t kStreamPrefetchL2 = 2;
+
 // Prices of the affine cost model, in units of 1/6 of a core cycle so that
 // every throughput below is an integer. The core prices follow the Zen 4/5
 // optimisation guides; the line prices were measured on the host with
@@ -37,10 +41,6 @@ absl::string_view Name(Isa isa);
 // Target::Fingerprint holds a hash of the prices, so results found under one
 // table are never used under another; bump kCostModelVersion when a formula
 // changes.
-// CostParams::stream_prefetch's value for prefetcht1 (into L2) one line
-// further along the row than the line read now.
-inline constexpr int64_t kStreamPrefetchL2 = 2;
-
 struct CostParams {
   int64_t fma = 3;
   int64_t load = 3;

@@ -1,12 +1,12 @@
 #include "runtime/calibrate_loops.h"
 
-#include "core/layout.h"
-#include "core/target.h"
-
 #include <immintrin.h>
 #include <time.h>
 
 #include <algorithm>
+
+#include "core/layout.h"
+#include "core/target.h"
 
 namespace amarena::calibrate_loops {
 

@@ -63,7 +63,8 @@ int CalibrateCommand(bool json, bool save) {
       "stream:    %.1f GB/s; with prefetches %.1f GB/s (prefetcht0, same "
       "columns), %.1f GB/s (prefetcht1, a line along): %s\n",
       c->stream_gbps, c->stream_prefetched_gbps, c->stream_prefetched_l2_gbps,
-      kKept[std::clamp<int64_t>(t.cost.stream_prefetch, 0, 2)]);
+      kKept[std::clamp<int64_t>(t.cost.stream_prefetch, 0,
+                                kStreamPrefetchL2)]);
   std::printf("prices:    %s (units of 1/6 cycle)\n",
               CostParamsText(t.cost).c_str());
   std::printf("clamped:   %s\n",
