@@ -63,6 +63,15 @@ bool ReadOnlyByTeeingKernels(const ImplNode& node, int i) {
   return true;
 }
 
+// A serial loop along m with a tile after the first: a loop whose first
+// tile can fill a buffer the others then read.
+bool SerialLoopAlongM(const ImplNode& node) {
+  if (node.how.type != NodeType::kLoop) return false;
+  const LoopInfo& loop = node.how.loop;
+  return loop.dim == Dim::kM && !loop.parallel && loop.full_iters >= 1 &&
+         (loop.full_iters >= 2 || node.HasRemainder());
+}
+
 }  // namespace
 
 bool Emitter::FillsOnFirstUse(const ImplNode& node,
@@ -77,12 +86,9 @@ bool Emitter::FillsOnFirstUse(const ImplNode& node,
       !s.aux[1].layout.row_major())
     return false;
   const ImplNode& body = *node.children[1];
-  if (body.how.type != NodeType::kLoop) return false;
-  const LoopInfo& loop = body.how.loop;
   // Every tile, the remainder's too, reads the buffer only as the first one
   // fills it: whole vectors of its columns, never the panels' padding.
-  return loop.dim == Dim::kM && !loop.parallel && loop.full_iters >= 1 &&
-         (loop.full_iters >= 2 || body.HasRemainder()) &&
+  return SerialLoopAlongM(body) &&
          ReadOnlyByTeeingKernels(*body.children[0], a.operand) &&
          (!body.HasRemainder() ||
           ReadOnlyByTeeingKernels(*body.children[1], a.operand));
@@ -123,9 +129,17 @@ void Emitter::LowerFilledOnFirstUse(const ImplNode& loop,
     return TileViews(s, views, info.dim, start, len);
   };
   std::vector<View> first = tile_views(0, info.tile);
-  first[operand] = source;
-  first[operand].tee = std::make_shared<View>(views[operand]);
-  Lower(*loop.children[0], first);
+  const ImplNode& head = *loop.children[0];
+  if (SerialLoopAlongM(head)) {
+    // Tiles of m within the first tile (`tile m 512; tile m 12`): only the
+    // first of those fills the buffer, or every one of them would read B
+    // from where it was (m does not cut B, so the source view is the same).
+    LowerFilledOnFirstUse(head, first, operand, source);
+  } else {
+    first[operand] = source;
+    first[operand].tee = std::make_shared<View>(views[operand]);
+    Lower(head, first);
+  }
   const int64_t rest = Extent(s, info.dim) - info.tile;
   if (info.full_iters == 1) {  // only the remainder is left
     Lower(*loop.children[1], tile_views(info.tile, rest));

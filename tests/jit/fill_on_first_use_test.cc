@@ -136,6 +136,35 @@ TEST_P(FillOnFirstUse, WrittenTreesFillAndMatchTheReference) {
   }
 }
 
+// Tiles of m within tiles of m (`tile m 24; tile m 6`): only the first inner
+// tile of the first outer tile fills the buffer (Emitter::
+// LowerFilledOnFirstUse); remainders at either level, with pitches.
+TEST_P(FillOnFirstUse, NestedTilesOfMFillAndMatchTheReference) {
+  // Outer tiles the space offers: a whole number of inner tiles (12 over 6,
+  // 8 over 2) or not (16 over 6, 3 over 2).
+  const bool zmm = GetParam() == Isa::kAvx512;
+  const int64_t tile = zmm ? 6 : 2, n = zmm ? 64 : 32;
+  const int64_t whole = zmm ? 12 : 8, odd = zmm ? 16 : 3;
+  struct Case {
+    int64_t m, outer;
+    std::string rest;  // of the Spec text
+  };
+  const Case cases[] = {
+      {4 * whole, whole, ""},                // no remainder
+      {4 * whole + 1, whole, " ldb=1031"},   // the outer one's
+      {2 * odd + 5, odd, " lda=67"},         // both
+      {odd + 1, odd, " ldc=80"},             // one outer tile and both
+  };
+  for (const Case& c : cases) {
+    const std::string text =
+        absl::StrCat("matmul ", c.m, "x64x", n, " f32", c.rest);
+    const std::string schedule = absl::StrCat(
+        "pack 1 l1 p", n / 2, ";*;tile m ", c.outer, ";tile m ", tile, ";*",
+        c.outer % tile != 0 ? ";*" : "", c.m % c.outer != 0 ? ";*" : "");
+    EXPECT_EQ(Check(text, schedule), 1) << text << " | " << schedule;
+  }
+}
+
 // The search's own trees for odd shapes, pitches and alpha: whichever fill,
 // both ways match; some do (on the fixed targets' prices).
 TEST_P(FillOnFirstUse, SearchedTreesMatchTheReferenceBothWays) {
