@@ -18,6 +18,7 @@
 #include "jit/cpu_features.h"
 #include "runtime/calibrate_dram.h"
 #include "runtime/calibrate_loops.h"
+#include "runtime/calibrate_timer.h"
 #include "runtime/prices.h"
 
 namespace amarena {
@@ -34,103 +35,6 @@ int64_t NowNs() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
-
-// Times runs in cycles of the clock they ran at. Each timed run is bracketed
-// by two chains of dependent adds (one cycle each) that time the clock just
-// before and just after it, and its cycles are its nanoseconds over the
-// faster bracket's nanoseconds per cycle (an interrupt can only slow a
-// bracket). So a clock that moves during a calibration (a turbo step) moves a
-// run and its brackets alike: timed against one clock read at the start
-// instead, the dense L2 line of the Intel Xeon guest read 1.52-1.79 cycles
-// from one calibration to the next, and 1.59-1.65 bracketed.
-class CycleTimer {
- public:
-  explicit CycleTimer(const CalibrationOptions& o)
-      : min_run_ns_(static_cast<int64_t>(o.min_run_seconds * 1e9)),
-        reps_(std::max(1, o.reps)) {
-    // Brackets of a quarter of a run or more.
-    while (ChainNs(chain_iters_) < min_run_ns_ / 4) chain_iters_ *= 2;
-  }
-
-  // Per unit of count: the first quartile of the runs' cycles (of 7, the
-  // second least; of 4 or fewer, the least), and that run's nanoseconds. What
-  // the core does per cycle is only ever slowed by what else runs (an
-  // interrupt, a neighbour in a shared cache), so the low end is the figure,
-  // and the second least of 7 is not one lucky run.
-  struct Figure {
-    double cycles = 0;
-    double ns = 0;
-  };
-
-  // How many units one timed run of a figure does: sized by the first Time,
-  // so that later rounds of the same figure reuse it.
-  struct RunCount {
-    int64_t n = 1;
-    bool sized = false;
-  };
-
-  // run(count) with count doubled until one run lasts min_run_seconds (the
-  // first, short runs double as warm-up), then timed `reps` times.
-  Figure PerCount(const std::function<void(int64_t)>& run, int64_t count) {
-    RunCount n{count};
-    std::vector<Figure> runs;
-    Time(run, &n, reps_, &runs);
-    return FirstQuartile(std::move(runs));
-  }
-
-  // Appends `reps` timed runs of run(count->n) to `runs`, per unit of count.
-  // With `warm`, a count sized before is run once untimed first (sizing it
-  // warms too): a later round of a figure whose working set fits a cache
-  // then finds it there, not evicted by the figures timed in between.
-  void Time(const std::function<void(int64_t)>& run, RunCount* count, int reps,
-            std::vector<Figure>* runs, bool warm = false) {
-    if (count->sized && warm) run(count->n);
-    while (!count->sized) {
-      const int64_t start = ThreadNs();
-      run(count->n);
-      count->sized = ThreadNs() - start >= min_run_ns_;
-      if (!count->sized) count->n *= 2;
-    }
-    const int64_t n = count->n;
-    const double adds = static_cast<double>(chain_iters_ * kAddsPerIter);
-    for (int rep = 0; rep < reps; ++rep) {
-      const double before = static_cast<double>(ChainNs(chain_iters_)) / adds;
-      const int64_t start = ThreadNs();
-      run(n);
-      const double ns =
-          static_cast<double>(ThreadNs() - start) / static_cast<double>(n);
-      const double after = static_cast<double>(ChainNs(chain_iters_)) / adds;
-      ns_per_cycle_.push_back(before);
-      ns_per_cycle_.push_back(after);
-      runs->push_back({ns / std::min(before, after), ns});
-    }
-  }
-
-  // The first quartile of runs by cycles (of 7 or 8, the second least; of 4
-  // or fewer, the least).
-  static Figure FirstQuartile(std::vector<Figure> runs) {
-    const size_t i = (runs.size() - 1) / 4;
-    std::nth_element(
-        runs.begin(), runs.begin() + i, runs.end(),
-        [](const Figure& a, const Figure& b) { return a.cycles < b.cycles; });
-    return runs[i];
-  }
-
-  // The clock: the median over every bracket so far.
-  double Ghz() const { return 1 / Median(ns_per_cycle_); }
-
- private:
-  static int64_t ChainNs(int64_t iters) {
-    const int64_t start = ThreadNs();
-    AddChain(iters);
-    return ThreadNs() - start;
-  }
-
-  int64_t min_run_ns_;
-  int reps_;
-  int64_t chain_iters_ = 1 << 10;
-  std::vector<double> ns_per_cycle_;
-};
 
 // 2 MiB-aligned (so transparent huge pages can back it) and written once, so
 // every page is mapped before anything is timed. With `huge`, asks for huge
@@ -189,11 +93,18 @@ int64_t Units(double cycles) {
 // that a rate measured a little under or over a whole number (another
 // process's interrupts, a turbo step) gives the same price run after run
 // instead of flipping between two roundings (1.7 and 1.8 loads a cycle
-// would be 4 and 3 units).
+// would be 4 and 3 units). Rounded up unless within kPipeSlack above a whole
+// number: what else runs on the core only ever slows a rate, and on the
+// Emerald Rapids guest, whose cores' other hardware threads run other
+// tenants' work, L1 ymm loads read 2.26-2.99 a cycle over five calibrations
+// (three pipes) and stores 1.50-2.00 (two), while no rate measured on any
+// host read more than 0.02 above its pipes.
 int64_t PerPipeUnits(double per_cycle) {
+  constexpr double kPipeSlack = 0.15;
   // Whole pipes, or half of one: Zen 4 stores a zmm every second cycle.
   const double pipes =
-      per_cycle < 0.75 ? 0.5 : std::max(1.0, std::round(per_cycle));
+      per_cycle < 0.75 ? 0.5
+                       : std::max(1.0, std::ceil(per_cycle - kPipeSlack));
   return Units(1 / pipes);
 }
 
@@ -219,7 +130,9 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
 
   // Working sets by the host's cache sizes, each a power of two of at least
   // one 16 KiB panel: half of L1d (at most 16 KiB) ... the DRAM set at least
-  // 8x L3 so no cache holds it. The DRAM buffer serves the DRAM figures, a
+  // 8x this core's share of L3 and twice all of it (up to 1 GiB), so no
+  // cache holds it, not even one shared with other tenants that are idle.
+  // The DRAM buffer serves the DRAM figures, a
   // second one in huge pages the cache levels (Buffer).
   const int64_t l1 = 16 << 10;
   const int64_t l2 = std::max(FloorPow2(cpu.l2_bytes / 2), 4 * l1);
@@ -227,9 +140,9 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
       FloorPow2(std::min(std::max(cpu.l3_bytes / 4, 4 * cpu.l2_bytes),
                          cpu.l3_bytes / 2)),
       2 * l2);
-  int64_t dram = FloorPow2(
-      std::clamp<int64_t>(8 * cpu.l3_bytes, int64_t{256} << 20,
-                          int64_t{1} << 30));
+  int64_t dram = FloorPow2(std::clamp<int64_t>(
+      std::max(8 * cpu.l3_bytes, 2 * cpu.l3_total_bytes), int64_t{256} << 20,
+      int64_t{1} << 30));
   // The strided L1 set is one panel, whose rows span kPanelRows pitches.
   const int64_t least = std::max<int64_t>(
       4 * l3, kPanelRows * kPitchFloats * sizeof(float));
@@ -243,49 +156,45 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
         "cannot calibrate: no working set of at least ", least >> 20,
         " MiB could be allocated for the DRAM measurements"));
 
-  // 1. FMAs in cycles. The core is kept busy for kClockWarmNs first, so that
-  // it runs at speed from the first timed run: without that, one calibration
-  // in four on the Zen 4 host read the clock at 2.5 GHz where the others read
-  // 2.84.
+  // 1. The short figures, each sampled a run at a time in every round below
+  // (SampledFigures: a round between each level's DRAM reads and after each
+  // round of the DRAM runs and bands), so that each one's runs spread over
+  // the whole calibration: FMAs, L1 loads and stores, the broadcast kernel's
+  // k step, and lines read from L1-L3. The core is kept busy for
+  // kClockWarmNs first, so that it runs at speed from the first timed run:
+  // without that, one calibration in four on the Zen 4 host read the clock
+  // at 2.5 GHz where the others read 2.84.
   for (const int64_t until = ThreadNs() + kClockWarmNs; ThreadNs() < until;)
     AddChain(1 << 12);
-  CycleTimer timer(o);
-  auto cycles_per = [&](const std::function<void(int64_t)>& run,
-                        int64_t count) {
-    return timer.PerCount(run, count).cycles;
+  const int64_t core_ns = static_cast<int64_t>(o.core_run_seconds * 1e9);
+  const int64_t cache_ns = static_cast<int64_t>(o.cache_run_seconds * 1e9);
+  CycleTimer timer(static_cast<int64_t>(o.min_run_seconds * 1e9), core_ns, 1);
+  SampledFigures samples(&timer);
+  // A core figure, or with `warm` a cache level's.
+  auto add = [&](std::function<void(int64_t)> run, int64_t count,
+                 bool warm = false) {
+    return samples.Add(std::move(run), count, warm ? cache_ns : core_ns, warm);
   };
-  const CycleTimer::Figure ymm = timer.PerCount(YmmFmas, 1 << 12);
-  c.fma_ymm_per_cycle = kYmmChains / ymm.cycles;
-  c.ghz_from_fma = kYmmChains / ymm.ns / 2;
-  c.fma_latency_cycles = cycles_per(YmmFmaChain, 1 << 14);
-  if (cpu.avx512f)
-    c.fma_zmm_per_cycle = kZmmChains / cycles_per(ZmmFmas, 1 << 12);
-
-  // 2. L1 loads and stores.
-  auto ops_per_cycle = [&](auto loop) {
-    return kOpsPerIter / cycles_per(loop, 1024);
-  };
-  c.loads_per_cycle = ops_per_cycle([&](int64_t n) { L1Loads(buf->p, n); });
-  c.stores_per_cycle = ops_per_cycle([&](int64_t n) { L1Stores(buf->p, n); });
-  const double mix_cycles =
-      cycles_per([&](int64_t n) { LoadsBesideFmas(buf->p, n); }, 8);
-  c.loads_beside_fmas_per_cycle = kMixLoads * kMixSteps / mix_cycles;
+  const int ymm_fmas = add(YmmFmas, 1 << 12);
+  const int fma_chain = add(YmmFmaChain, 1 << 14);
+  const int zmm_fmas = cpu.avx512f ? add(ZmmFmas, 1 << 12) : -1;
+  const int loads = add([&](int64_t n) { L1Loads(buf->p, n); }, 1024);
+  const int stores = add([&](int64_t n) { L1Stores(buf->p, n); }, 1024);
+  const int mix = add([&](int64_t n) { LoadsBesideFmas(buf->p, n); }, 8);
   // B 4 bytes off a line (A's 4-byte broadcasts never straddle one).
-  c.split_beside_fmas_ratio =
-      cycles_per([&](int64_t n) { LoadsBesideFmas(buf->p + 1, n); }, 8) /
-      mix_cycles;
-  if (cpu.avx512f) {
-    c.zmm_loads_per_cycle =
-        ops_per_cycle([&](int64_t n) { ZmmL1Loads(buf->p, n); });
-    c.zmm_stores_per_cycle =
-        ops_per_cycle([&](int64_t n) { ZmmL1Stores(buf->p, n); });
-  }
+  const int split = add([&](int64_t n) { LoadsBesideFmas(buf->p + 1, n); }, 8);
+  const int zmm_loads =
+      cpu.avx512f ? add([&](int64_t n) { ZmmL1Loads(buf->p, n); }, 1024) : -1;
+  const int zmm_stores =
+      cpu.avx512f ? add([&](int64_t n) { ZmmL1Stores(buf->p, n); }, 1024) : -1;
 
-  // 3. Lines from each level, dense and strided: every figure in
-  // `level_rounds` interleaved rounds, so that something that slows the
-  // core for a while (a fresh process's first passes over memory read the
-  // strided L1 panel at 32 cycles a line for 7 runs in a row, then 3.1)
-  // slows a few runs of each figure rather than every run of one.
+  // Lines from each level, dense and strided. L1-L3 are sampled (warmed
+  // before each run: the figures between evict them); the DRAM set, read
+  // cold by design, is timed in `level_rounds` rounds of its own, so that
+  // something that slows the core for a while (a fresh process's first
+  // passes over memory read the strided L1 panel at 32 cycles a line for 7
+  // runs in a row, then 3.1) slows a few runs of each figure rather than
+  // every run of one.
   const char* names[] = {"l1", "l2", "l3", "dram"};
   const int64_t sets[] = {l1, l2, l3, dram};
   const int64_t cache_bytes =
@@ -295,47 +204,74 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "cannot calibrate: the ", cache_bytes >> 10,
         " KiB working set for the cache levels could not be allocated"));
-  struct LevelRuns {
-    CycleTimer::RunCount dense_count, strided_count;
-    std::vector<CycleTimer::Figure> dense, strided;
+  struct LevelPasses {
+    std::function<void(int64_t)> dense, strided;
   };
-  std::array<LevelRuns, 4> level_runs;
-  const int rounds = std::max(1, o.level_rounds);
-  const int reps = std::max(1, (o.reps + rounds - 1) / rounds);
-  for (int round = 0; round < rounds; ++round)
-    for (int i = 0; i < 4; ++i) {
-      float* set = i < 3 ? cache_set.p : buf->p;
-      const size_t lines = static_cast<size_t>(sets[i]) / kLine;
-      // Every set is a power-of-two multiple of one panel (16 KiB).
-      const size_t panels = std::min(lines / kPanelRows, kPanelsPerRow);
-      const size_t bands = lines / (kPanelRows * panels);
-      LevelRuns& r = level_runs[i];
-      const bool warm = i < 3;  // the DRAM set is read cold by design
-      timer.Time([&](int64_t n) { DensePasses(set, lines, n); },
-                 &r.dense_count, reps, &r.dense, warm);
-      timer.Time(
-          [&](int64_t n) { StridedPasses(set, bands, panels, n); },
-          &r.strided_count, reps, &r.strided, warm);
+  std::array<LevelPasses, 4> passes;
+  std::array<int, 3> dense_figure{}, strided_figure{};
+  for (int i = 0; i < 4; ++i) {
+    float* set = i < 3 ? cache_set.p : buf->p;
+    const size_t lines = static_cast<size_t>(sets[i]) / kLine;
+    // Every set is a power-of-two multiple of one panel (16 KiB).
+    const size_t panels = std::min(lines / kPanelRows, kPanelsPerRow);
+    const size_t bands = lines / (kPanelRows * panels);
+    passes[i].dense = [set, lines](int64_t n) { DensePasses(set, lines, n); };
+    passes[i].strided = [set, bands, panels](int64_t n) {
+      StridedPasses(set, bands, panels, n);
+    };
+    if (i < 3) {
+      dense_figure[i] = add(passes[i].dense, 1, true);
+      strided_figure[i] = add(passes[i].strided, 1, true);
     }
+  }
+  CycleTimer::RunCount dram_dense_count, dram_strided_count;
+  std::vector<CycleTimer::Figure> dram_dense, dram_strided;
+  for (int round = 0; round < std::max(1, o.level_rounds); ++round) {
+    timer.Time(passes[3].dense, &dram_dense_count, 1, &dram_dense);
+    timer.Time(passes[3].strided, &dram_strided_count, 1, &dram_strided);
+    samples.Round();
+  }
+
+  // 2. DRAM runs, bands and prefetched streams (runtime/calibrate_dram.h),
+  // a round of the samples after each of their rounds.
+  const DramFigures dram_figures = MeasureDram(
+      buf->p, dram, o.dram_rounds, c, [&] { samples.Round(); });
+
+  // 3. The figures.
+  const CycleTimer::Figure ymm = samples.Get(ymm_fmas);
+  c.fma_ymm_per_cycle = kYmmChains / ymm.cycles;
+  c.ghz_from_fma = kYmmChains / ymm.ns / 2;
+  c.fma_latency_cycles = samples.Get(fma_chain).cycles;
+  auto ops_per_cycle = [&](int figure) {
+    return kOpsPerIter / samples.Get(figure).cycles;
+  };
+  c.loads_per_cycle = ops_per_cycle(loads);
+  c.stores_per_cycle = ops_per_cycle(stores);
+  const double mix_cycles = samples.Get(mix).cycles;
+  c.loads_beside_fmas_per_cycle = kMixLoads * kMixSteps / mix_cycles;
+  c.split_beside_fmas_ratio = samples.Get(split).cycles / mix_cycles;
+  if (cpu.avx512f) {
+    c.fma_zmm_per_cycle = kZmmChains / samples.Get(zmm_fmas).cycles;
+    c.zmm_loads_per_cycle = ops_per_cycle(zmm_loads);
+    c.zmm_stores_per_cycle = ops_per_cycle(zmm_stores);
+  }
   for (int i = 0; i < 4; ++i) {
     Calibration::LevelReads& r = c.levels[i];
     r.name = names[i];
     r.bytes = sets[i];
     const double lines = static_cast<double>(sets[i] / kLine);
-    r.dense_cycles =
-        CycleTimer::FirstQuartile(std::move(level_runs[i].dense)).cycles /
-        lines;
-    r.strided_cycles =
-        CycleTimer::FirstQuartile(std::move(level_runs[i].strided)).cycles /
-        lines;
+    r.dense_cycles = (i < 3 ? samples.Get(dense_figure[i])
+                            : CycleTimer::FirstQuartile(dram_dense))
+                         .cycles /
+                     lines;
+    r.strided_cycles = (i < 3 ? samples.Get(strided_figure[i])
+                              : CycleTimer::FirstQuartile(dram_strided))
+                           .cycles /
+                       lines;
   }
   c.ghz = timer.Ghz();
 
-  // 4-5. DRAM runs, bands and prefetched streams (runtime/calibrate_dram.h).
-  const DramFigures dram_figures =
-      MeasureDram(buf->p, dram, cpu.l3_bytes, o.dram_rounds, c);
-
-  // 6. Prices.
+  // 4. Prices.
   CostParams& m = c.measured;
   // ymm prices, and zmm ones where a zmm instruction costs more.
   m.fma = PerPipeUnits(c.fma_ymm_per_cycle);

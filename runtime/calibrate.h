@@ -8,12 +8,15 @@
 // Runs on the calling thread, pinned to the CPU it is on while it measures
 // (its affinity is restored afterwards). Allocates up to about 1 GiB for the
 // DRAM working set (half as much, then a quarter, if that fails). Each
-// figure in cycles is the first quartile over `reps` timed runs of at least
-// `min_run_seconds`, each run's time over the clock measured just before and
-// after it (the line figures' runs spread over `level_rounds` interleaved
-// rounds); the DRAM run lengths and the prefetched stream are medians over
-// `dram_rounds` interleaved rounds. All are timed in the thread's CPU time,
-// so that waiting for a shared core is not counted.
+// figure in cycles is the first quartile of its timed runs, each run's time
+// over the clock measured just before and after it: the DRAM level figures'
+// runs, of at least `min_run_seconds`, in `level_rounds` rounds; every other
+// figure in cycles one run (`core_run_seconds`, `cache_run_seconds`) a
+// round, in rounds spread
+// over the whole calibration (runtime/calibrate_timer.h). The DRAM run
+// lengths and the prefetched stream are medians over `dram_rounds`
+// interleaved rounds. All are timed in the thread's CPU time, so that
+// waiting for a shared core is not counted.
 #ifndef AMARENA_RUNTIME_CALIBRATE_H_
 #define AMARENA_RUNTIME_CALIBRATE_H_
 
@@ -28,10 +31,16 @@
 namespace amarena {
 
 struct CalibrationOptions {
-  int reps = 7;
-  double min_run_seconds = 0.005;  // of the thread's CPU time
-  // Rounds of the line figures (each level's dense and strided reads), which
-  // share `reps` runs between them (rounded up: 8 rounds of 1).
+  // Runs of the DRAM level figures, of the sampled core figures (FMAs, L1
+  // loads and stores) and of the sampled cache level figures, all of the
+  // thread's CPU time. A cache level's run reads its set several times: on
+  // the Emerald Rapids guest, the L3 set (non-inclusive there) read twice a
+  // run, in runs of 1 ms, cost 13 cycles a line, and 7 read 4 times or more.
+  double min_run_seconds = 0.005;
+  double core_run_seconds = 0.001;
+  double cache_run_seconds = 0.002;
+  // Rounds of the DRAM level figures (its dense and strided reads), each
+  // followed by a round of the samples.
   int level_rounds = 8;
   // Rounds of the DRAM run-length passes (one pass of each length a round).
   int dram_rounds = 7;

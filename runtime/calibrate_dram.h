@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 
 #include "core/target.h"
 #include "runtime/calibrate.h"
@@ -20,10 +21,12 @@ struct DramFigures {
   std::array<double, CostParams::kDramBandSteps> band_slower{};
 };
 
-// Reads the `set_bytes` at `set` (at least twice L3, `l3_bytes`) over `rounds`
-// rounds after a warm-up, and fills `c`'s dram_* and stream_* figures.
-DramFigures MeasureDram(const float* set, int64_t set_bytes, int64_t l3_bytes,
-                        int rounds, Calibration& c);
+// Reads the `set_bytes` at `set` (twice L3 or more, where memory allows)
+// over `rounds` rounds after a warm-up, half of it a pass, and fills `c`'s
+// dram_* and stream_* figures; calls `between` after each round (the
+// warm-up's too).
+DramFigures MeasureDram(const float* set, int64_t set_bytes, int rounds,
+                        Calibration& c, const std::function<void()>& between);
 
 }  // namespace amarena
 
