@@ -46,19 +46,18 @@ DramFigures MeasureDram(const float* set, int64_t set_bytes, int rounds,
   // Runs: a matrix of 32 KiB rows, the DRAM set up to 512 MiB, read half at
   // a time, the halves taking turns, so that a line is read again only
   // after half the set (the set is at least twice L3 where memory allows:
-  // each pass then reads at least all of L3 between two reads of a line). Reading the
-  // whole of a 256 MiB set each pass on an Intel Xeon guest whose tenants
-  // share 260 MiB of L3, short runs read 8-10 % faster than with a 512 MiB
-  // set, by a share that moved with the neighbours (1 KiB runs 81-87 % of the
-  // sequential rate over five calibrations). A set of only twice L3 streamed
-  // partly from L3 in some calibrations and not in others on the Zen 4
-  // host (AMD's L3 keeps what it keeps): the sequential rate read 17 or 25
-  // GB/s on alternate calibrations, and every run's percentage of it moved
-  // by a third. Each round reads the matrix once at every run length,
-  // sequentially first, so a neighbour's load that comes and goes weighs on
-  // all of them alike; a length's figure is the median over the rounds of
-  // its share of the sequential rate in the round (the first round, a
-  // warm-up, is dropped).
+  // each pass then reads at least all of L3 between two reads of a line).
+  // Reading the whole of a 256 MiB set each pass on an Intel Xeon guest
+  // whose tenants share 260 MiB of L3, short runs read 8-10 % faster than
+  // with a 512 MiB set, by a share that moved with the neighbours. A set of
+  // only twice one core's share of L3 streamed partly from L3 in some
+  // calibrations and not in others on the Zen 4 host (AMD's L3 keeps what
+  // it keeps): the sequential rate read 17 or 25 GB/s on alternate
+  // calibrations, and every run's percentage of it moved by a third. Each
+  // round reads the matrix once at every run length, sequentially first, so
+  // a neighbour's load that comes and goes weighs on all of them alike; a
+  // length's figure is the median over the rounds of its share of the
+  // sequential rate in the round (the first round, a warm-up, is dropped).
   const size_t pitch = static_cast<size_t>(c.dram_row_bytes) / sizeof(float);
   const size_t rows = static_cast<size_t>(
       std::min<int64_t>(set_bytes, int64_t{512} << 20) / c.dram_row_bytes / 2);
