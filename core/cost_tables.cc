@@ -213,6 +213,17 @@ PriceTable XeonEmr() {
   // calibrate's emulation read prefetcht1 0.99-1.05x, prefetcht0
   // 0.85-0.93x the rate without (five calibrations).
   c.stream_prefetch = kStreamPrefetchL2;
+  // A fifth of a core's L3 share for packing buffers, by timing trees: with
+  // three quarters (and with a quarter, which still holds 16 MiB) the AVX-512
+  // 2048^3 pick packed the whole of B into L3 and ran at 0.84x the pick with
+  // a fifth, which packs B in 256-column slabs, and at 0.83-0.92x
+  // xeon-amx-vm's pick, which packs slabs into L2 (medians of 7 alternated
+  // rounds of `amarena run`, one thread, two runs; AVX2 level within the
+  // noise). Of 35 f32 shapes (the bench.sh suite and random ones, 4096^3),
+  // both ISAs, one and two threads, only 2048^3 and 4096^3 (not timed) with
+  // one thread changed pick. The L3 is shared with other tenants here, as on
+  // the Zen 3 guest (zen3-epyc-vm: a quarter).
+  c.l3_share_pct = 20;
   c.l2_share_pct = 50;
   c.l2_overlap_pct_zmm = 65;
   c.panel_prefetch_bytes = 1024;
