@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   bool calibrate_json = false, calibrate_save = true;
   CLI::App* calibrate_cmd = app.add_subcommand(
       "calibrate",
-      "measure the cost model's prices on this host (about 7 s) and store "
+      "measure the cost model's prices on this host (7-10 s) and store "
       "them in the search database for this CPU");
   calibrate_cmd->add_flag("--json", calibrate_json,
                           "print one JSON object as the last line");
