@@ -89,25 +89,6 @@ int64_t Units(double cycles) {
   return std::max<int64_t>(1, std::llround(cycles * kUnitsPerCycle));
 }
 
-// The price of an instruction a core issues `per_cycle` of: whole pipes, so
-// that a rate measured a little under or over a whole number (another
-// process's interrupts, a turbo step) gives the same price run after run
-// instead of flipping between two roundings (1.7 and 1.8 loads a cycle
-// would be 4 and 3 units). Rounded up unless within kPipeSlack above a whole
-// number: what else runs on the core only ever slows a rate, and on the
-// Emerald Rapids guest, whose cores' other hardware threads run other
-// tenants' work, L1 ymm loads read 2.26-2.99 a cycle over five calibrations
-// (three pipes) and stores 1.50-2.00 (two), while no rate measured on any
-// host read more than 0.02 above its pipes.
-int64_t PerPipeUnits(double per_cycle) {
-  constexpr double kPipeSlack = 0.15;
-  // Whole pipes, or half of one: Zen 4 stores a zmm every second cycle.
-  const double pipes =
-      per_cycle < 0.75 ? 0.5
-                       : std::max(1.0, std::ceil(per_cycle - kPipeSlack));
-  return Units(1 / pipes);
-}
-
 // A zmm price where it differs from the ymm one (CostParams::fma_zmm); 0
 // where it is the same or the CPU has no AVX-512.
 int64_t ZmmUnits(double zmm_per_cycle, int64_t ymm_units) {
@@ -117,6 +98,14 @@ int64_t ZmmUnits(double zmm_per_cycle, int64_t ymm_units) {
 }
 
 }  // namespace
+
+int64_t PerPipeUnits(double per_cycle) {
+  // Whole pipes, or half of one: Zen 4 stores a zmm every second cycle.
+  const double pipes =
+      per_cycle < 0.75 ? 0.5
+                       : std::max(1.0, std::ceil(per_cycle - kPipeSlack));
+  return Units(1 / pipes);
+}
 
 absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   const CpuFeatures cpu = DetectCpu();

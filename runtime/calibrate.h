@@ -129,6 +129,20 @@ struct Calibration {
 // R: see there. 64 for no pairs.
 int64_t HalfRateRun(const std::vector<std::pair<int64_t, double>>& runs);
 
+// The price, in the model's units, of an instruction a core issues
+// `per_cycle` of: whole pipes (or half of one, below 0.75 a cycle: Zen 4
+// stores a zmm every second cycle), so that a rate measured a little under
+// or over a whole number (another process's interrupts, a turbo step) gives
+// the same price run after run instead of flipping between two roundings
+// (1.7 and 1.8 loads a cycle would be 4 and 3 units). Rounded up unless
+// within kPipeSlack above a whole number: what else runs on the core only
+// ever slows a rate, and on the Emerald Rapids guest, whose cores' other
+// hardware threads run other tenants' work, L1 ymm loads read 2.26-2.99 a
+// cycle over five calibrations (three pipes) and stores 1.50-2.00 (two),
+// while no rate measured on any host read more than 0.02 above its pipes.
+inline constexpr double kPipeSlack = 0.15;
+int64_t PerPipeUnits(double per_cycle);
+
 // FailedPrecondition without AVX2+FMA; ResourceExhausted when the working
 // sets cannot be allocated.
 absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& options = {});

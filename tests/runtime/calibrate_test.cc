@@ -1,5 +1,6 @@
 // Tests for runtime/calibrate.h that need no timing: how the DRAM run length
-// is read off a curve of rates. (`amarena calibrate --json` itself runs in
+// is read off a curve of rates, and how a rate becomes whole pipes.
+// (`amarena calibrate --json` itself runs in
 // tests/tools/cli_calibrate_test.sh.)
 #include "runtime/calibrate.h"
 
@@ -78,6 +79,27 @@ TEST(CalibrateTest, HalfRateRunIsTheKneeWhenLongRunsClimb) {
                       {4096, 53.5}, {8192, 68.4}, {16384, 82.3}};
   EXPECT_EQ(HalfRateRun(above), 256);
   EXPECT_EQ(HalfRateRun(below), 256);
+}
+
+// Units are sixths of a cycle: 3 pipes 2 units, 2 pipes 3, 1 pipe 6.
+TEST(CalibrateTest, PerPipeUnitsRoundsARateUpToWholePipes) {
+  // Measured on quiet cores: a hair above or below the pipes.
+  EXPECT_EQ(PerPipeUnits(3.012), 2);
+  EXPECT_EQ(PerPipeUnits(2.962), 2);
+  EXPECT_EQ(PerPipeUnits(2.011), 3);
+  EXPECT_EQ(PerPipeUnits(1.853), 3);
+  EXPECT_EQ(PerPipeUnits(0.994), 6);
+  // Slowed by a neighbour on the core's other hardware thread (the Emerald
+  // Rapids guest): still the pipes, not one fewer.
+  EXPECT_EQ(PerPipeUnits(2.258), 2);
+  EXPECT_EQ(PerPipeUnits(1.499), 3);
+  EXPECT_EQ(PerPipeUnits(0.849), 6);
+  // Within the slack above a whole number is that number; past it, the next.
+  EXPECT_EQ(PerPipeUnits(2.0 + kPipeSlack - 0.01), 3);
+  EXPECT_EQ(PerPipeUnits(2.0 + kPipeSlack + 0.01), 2);
+  // Half a pipe below 0.75 a cycle (Zen 4's zmm stores), never less.
+  EXPECT_EQ(PerPipeUnits(0.5), 12);
+  EXPECT_EQ(PerPipeUnits(0.3), 12);
 }
 
 }  // namespace
