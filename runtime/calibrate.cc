@@ -272,8 +272,9 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   m.fma_zmm = ZmmUnits(c.fma_zmm_per_cycle, m.fma);
   m.load_zmm = ZmmUnits(c.zmm_loads_per_cycle, m.load);
   m.store_zmm = ZmmUnits(c.zmm_stores_per_cycle, m.store);
-  const int gl = static_cast<int>(Level::kGL), l3i = static_cast<int>(Level::kL3),
-            l2i = static_cast<int>(Level::kL2);
+  const int gl = static_cast<int>(Level::kGL);
+  const int l3i = static_cast<int>(Level::kL3);
+  const int l2i = static_cast<int>(Level::kL2);
   m.line_dense[gl] = Units(c.levels[3].dense_cycles);
   m.line_dense[l3i] = Units(c.levels[2].dense_cycles);
   m.line_dense[l2i] = Units(c.levels[1].dense_cycles);
