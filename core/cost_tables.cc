@@ -30,6 +30,21 @@ PriceTable AmdEpycGuest(const char* label, int family, int model,
           .cost = cost};
 }
 
+// A table measured on a 2-CPU Intel Xeon KVM guest of family 6 (brand string
+// "Intel(R) Xeon(R) Processor", 48 KiB L1d, 2 MiB L2, a core's share of L3
+// capped at 64 MiB: jit/cpu_features.cc PerCoreShare).
+PriceTable XeonGuest(const char* label, int model, const CostParams& cost) {
+  return {.label = label,
+          .cpu = {.vendor = "GenuineIntel",
+                  .family = 6,
+                  .model = model,
+                  .name = "Intel(R) Xeon(R) Processor",
+                  .l1d_bytes = 48 << 10,
+                  .l2_bytes = 2 << 20,
+                  .l3_bytes = 64 << 20},
+          .cost = cost};
+}
+
 // The project's development host: a 2-CPU AMD EPYC Zen 5 KVM guest with
 // AVX-512 and BF16 (README, "Benchmarks"). Its model number was not recorded
 // with the measurements; 2 is EPYC 9005 ("Turin").
@@ -118,9 +133,8 @@ PriceTable Zen3() {
 
 // A 2-CPU Intel Xeon KVM guest reporting family 6 model 167 (the brand
 // string is "Intel(R) Xeon(R) Processor"; it has AVX-512 BF16, FP16 and
-// AMX), 48 KiB L1d, 2 MiB L2 and 480 MiB of L3 in all (a core's share,
-// jit/cpu_features.cc PerCoreShare, is capped at 64 MiB). 4.05-4.16 GHz by dependent
-// adds; 2 ymm and 1.85 zmm FMAs a cycle (4 cycles of latency), 3 ymm or 2
+// AMX), 48 KiB L1d, 2 MiB L2 and 480 MiB of L3 in all (XeonGuest: a core's
+// share is capped at 64 MiB). 4.05-4.16 GHz by dependent adds; 2 ymm and 1.85 zmm FMAs a cycle (4 cycles of latency), 3 ymm or 2
 // zmm loads and 2 ymm or 1 zmm store a cycle. Its L3 is slow for a core of
 // this clock: a line in 9 cycles, against 2.5 on the Zen 4 guest. DRAM
 // streams at about 13.5 GB/s from one core, runs of 64 and 128 B at a
@@ -162,15 +176,7 @@ PriceTable XeonAmx() {
   // panel: AVX2 1024^3 1.13x, 1299x1556x1670 1.12x, 128x768x3072 1.14x,
   // 2048^3 1.02x; AVX-512 1024^3 1.04x, 2048^3 level (docs/calibration.md).
   c.panel_prefetch_bytes = 1024;
-  return {.label = "xeon-amx-vm",
-          .cpu = {.vendor = "GenuineIntel",
-                  .family = 6,
-                  .model = 167,
-                  .name = "Intel(R) Xeon(R) Processor",
-                  .l1d_bytes = 48 << 10,
-                  .l2_bytes = 2 << 20,
-                  .l3_bytes = 64 << 20},
-          .cost = c};
+  return XeonGuest("xeon-amx-vm", 167, c);
 }
 
 // A 2-CPU Intel Xeon KVM guest reporting family 6 model 207 (Emerald Rapids;
@@ -227,15 +233,7 @@ PriceTable XeonEmr() {
   c.l2_share_pct = 50;
   c.l2_overlap_pct_zmm = 65;
   c.panel_prefetch_bytes = 1024;
-  return {.label = "xeon-emr-vm",
-          .cpu = {.vendor = "GenuineIntel",
-                  .family = 6,
-                  .model = 207,
-                  .name = "Intel(R) Xeon(R) Processor",
-                  .l1d_bytes = 48 << 10,
-                  .l2_bytes = 2 << 20,
-                  .l3_bytes = 64 << 20},
-          .cost = c};
+  return XeonGuest("xeon-emr-vm", 207, c);
 }
 
 }  // namespace

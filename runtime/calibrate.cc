@@ -121,8 +121,8 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   // one 16 KiB panel: half of L1d (at most 16 KiB) ... the DRAM set at least
   // 8x this core's share of L3 and twice all of it (up to 1 GiB), so no
   // cache holds it, not even one shared with other tenants that are idle.
-  // The DRAM buffer serves the DRAM figures, a
-  // second one in huge pages the cache levels (Buffer).
+  // The DRAM buffer serves the DRAM figures, a second one in huge pages the
+  // cache levels (Buffer).
   const int64_t l1 = 16 << 10;
   const int64_t l2 = std::max(FloorPow2(cpu.l2_bytes / 2), 4 * l1);
   const int64_t l3 = std::max(
@@ -157,7 +157,7 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
     AddChain(1 << 12);
   const int64_t core_ns = static_cast<int64_t>(o.core_run_seconds * 1e9);
   const int64_t cache_ns = static_cast<int64_t>(o.cache_run_seconds * 1e9);
-  CycleTimer timer(static_cast<int64_t>(o.min_run_seconds * 1e9), core_ns, 1);
+  CycleTimer timer(static_cast<int64_t>(o.min_run_seconds * 1e9), core_ns);
   SampledFigures samples(&timer);
   // A core figure, or with `warm` a cache level's.
   auto add = [&](std::function<void(int64_t)> run, int64_t count,

@@ -12,8 +12,8 @@
 // over the clock measured just before and after it: the DRAM level figures'
 // runs, of at least `min_run_seconds`, in `level_rounds` rounds; every other
 // figure in cycles one run (`core_run_seconds`, `cache_run_seconds`) a
-// round, in rounds spread
-// over the whole calibration (runtime/calibrate_timer.h). The DRAM run
+// round, in rounds spread over the whole calibration
+// (runtime/calibrate_timer.h). The DRAM run
 // lengths and the prefetched stream are medians over `dram_rounds`
 // interleaved rounds. All are timed in the thread's CPU time, so that
 // waiting for a shared core is not counted.

@@ -7,18 +7,10 @@
 
 namespace amarena::calibrate_loops {
 
-CycleTimer::CycleTimer(int64_t min_run_ns, int64_t least_run_ns, int reps)
-    : min_run_ns_(min_run_ns), reps_(std::max(1, reps)) {
+CycleTimer::CycleTimer(int64_t min_run_ns, int64_t least_run_ns)
+    : min_run_ns_(min_run_ns) {
   while (ChainNs(chain_iters_) < std::min(min_run_ns, least_run_ns) / 4)
     chain_iters_ *= 2;
-}
-
-CycleTimer::Figure CycleTimer::PerCount(
-    const std::function<void(int64_t)>& run, int64_t count) {
-  RunCount n{count};
-  std::vector<Figure> runs;
-  Time(run, &n, reps_, &runs);
-  return FirstQuartile(std::move(runs));
 }
 
 void CycleTimer::Time(const std::function<void(int64_t)>& run,

@@ -22,7 +22,7 @@ class CycleTimer {
  public:
   // Runs last at least `min_run_ns`; brackets a quarter of `least_run_ns`,
   // the shortest run any figure asks for.
-  CycleTimer(int64_t min_run_ns, int64_t least_run_ns, int reps);
+  CycleTimer(int64_t min_run_ns, int64_t least_run_ns);
 
   // Per unit of count: cycles, and nanoseconds.
   struct Figure {
@@ -39,12 +39,9 @@ class CycleTimer {
     int64_t min_run_ns = 0;
   };
 
-  // run(count) with count doubled until one run lasts the least run time
-  // (the first, short runs double as warm-up), then timed `reps` times; the
-  // first quartile of those.
-  Figure PerCount(const std::function<void(int64_t)>& run, int64_t count);
-
-  // Appends `reps` timed runs of run(count->n) to `runs`, per unit of count.
+  // Appends `reps` timed runs of run(count->n) to `runs`, per unit of count,
+  // count->n doubled first until one run lasts its least run time (the
+  // first, short runs double as warm-up).
   // With `warm`, a count sized before is run once untimed first (sizing it
   // warms too): a later round of a figure whose working set fits a cache
   // then finds it there, not evicted by the figures timed in between.
@@ -65,7 +62,6 @@ class CycleTimer {
   static int64_t ChainNs(int64_t iters);
 
   int64_t min_run_ns_;
-  int reps_;
   int64_t chain_iters_ = 1 << 10;
   std::vector<double> ns_per_cycle_;
 };

@@ -23,7 +23,7 @@ std::function<void(int64_t)> Recorder(std::vector<int64_t>* counts) {
 }
 
 TEST(SampledFiguresTest, EachRoundTimesEveryFigureOnceAtItsSizedCount) {
-  CycleTimer timer(/*min_run_ns=*/200'000, /*least_run_ns=*/20'000, 1);
+  CycleTimer timer(/*min_run_ns=*/200'000, /*least_run_ns=*/20'000);
   SampledFigures samples(&timer);
   std::vector<int64_t> cold, warm;
   const int a = samples.Add(Recorder(&cold), 1, 20'000, false);
