@@ -134,9 +134,10 @@ PriceTable Zen3() {
 // A 2-CPU Intel Xeon KVM guest reporting family 6 model 167 (the brand
 // string is "Intel(R) Xeon(R) Processor"; it has AVX-512 BF16, FP16 and
 // AMX), 48 KiB L1d, 2 MiB L2 and 480 MiB of L3 in all (XeonGuest: a core's
-// share is capped at 64 MiB). 4.05-4.16 GHz by dependent adds; 2 ymm and 1.85 zmm FMAs a cycle (4 cycles of latency), 3 ymm or 2
-// zmm loads and 2 ymm or 1 zmm store a cycle. Its L3 is slow for a core of
-// this clock: a line in 9 cycles, against 2.5 on the Zen 4 guest. DRAM
+// share is capped at 64 MiB). 4.05-4.16 GHz by dependent adds; 2 ymm and
+// 1.85 zmm FMAs a cycle (4 cycles of latency), 3 ymm or 2 zmm loads and
+// 2 ymm or 1 zmm store a cycle. Its L3 is slow for a core of this clock: a
+// line in 9 cycles, against 2.5 on the Zen 4 guest. DRAM
 // streams at about 13.5 GB/s from one core, runs of 64 and 128 B at a
 // 32 KiB pitch at 28 and 44 % of that, 256 B at 55 %, 512 B to 1 KiB at
 // 67-70 %, 16 KiB at 95 %. The broadcast kernel's prefetches of a streamed B
