@@ -223,8 +223,10 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
 
   // 2. DRAM runs, bands and prefetched streams (runtime/calibrate_dram.h),
   // a round of the samples after each of their rounds.
-  const DramFigures dram_figures = MeasureDram(
-      buf->p, dram, o.dram_rounds, c, [&] { samples.Round(); });
+  const CostParams& nearest = NearestShipped(IdentityOf(cpu)).table->cost;
+  const DramFigures dram_figures =
+      MeasureDram(buf->p, dram, o.dram_rounds, nearest.dram_run_bytes, c,
+                  [&] { samples.Round(); });
 
   // 3. The figures.
   const CycleTimer::Figure ymm = samples.Get(ymm_fmas);
@@ -316,7 +318,6 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   // kernels prefetch a packed B (panel_prefetch_bytes: a 6x16 tile's k
   // loops over a packed panel in L2, emulated, ran 1-2 % faster with the
   // prefetches on the Intel guest, where the picks ran up to 1.14x as fast).
-  const CostParams& nearest = NearestShipped(IdentityOf(cpu)).table->cost;
   m.l3_share_pct = nearest.l3_share_pct;
   m.l2_overlap_pct_zmm = nearest.l2_overlap_pct_zmm;
   m.line_shared_set_zmm = nearest.line_shared_set_zmm;

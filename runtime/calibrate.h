@@ -92,8 +92,9 @@ struct Calibration {
   // A matrix of `dram_row_bytes` rows read as runs of R bytes down a column
   // band, band after band: GB/s of a sequential read, and each R's rate as a
   // percentage of it. dram_run_bytes is the shortest R whose percentage
-  // (made monotone in R) reaches 50, or 90 % of its median if that is lower;
-  // at least 64 (runtime/calibrate.cc, HalfRateRun).
+  // (made monotone in R) reaches 50, or 90 % of its median if that is lower
+  // (the prior knee where the data is within noise of that); at least 64
+  // (runtime/calibrate_dram.cc, HalfRateRun).
   int64_t dram_row_bytes = CostParams::kDramRowBytes;
   double dram_sequential_gbps = 0;
   std::vector<std::pair<int64_t, double>> dram_runs;  // (R, % of sequential)
@@ -126,8 +127,14 @@ struct Calibration {
 };
 
 // Calibration::dram_run_bytes from (R, % of sequential) pairs in increasing
-// R: see there. 64 for no pairs.
-int64_t HalfRateRun(const std::vector<std::pair<int64_t, double>>& runs);
+// R: see there. 64 for no pairs. `prior` (the nearest shipped table's) is
+// kept when it is a measured length whose rate lies within kKneeSlack of the
+// threshold: on the Emerald Rapids guest 128 B runs read 45-51 % against a
+// threshold of 49.5, and the knee flipped between 128 and 256 from one
+// calibration to the next.
+inline constexpr double kKneeSlack = 0.1;
+int64_t HalfRateRun(const std::vector<std::pair<int64_t, double>>& runs,
+                    int64_t prior = 0);
 
 // The price, in the model's units, of an instruction a core issues
 // `per_cycle` of: whole pipes (or half of one, below 0.75 a cycle: Zen 4

@@ -26,22 +26,39 @@ using namespace calibrate_loops;
 // panel's run, core/cost_model.cc SideBySideRuns) is a power of two, as the
 // measured lengths are, and on an Intel Xeon host where 50 % fell halfway (in
 // log2) between 128 B (43-45 %) and 256 B (55-57 %), an interpolated knee
-// rounded to 128 in two calibrations of five and to 256 in three.
-int64_t HalfRateRun(const std::vector<std::pair<int64_t, double>>& runs) {
+// rounded to 128 in two calibrations of five and to 256 in three. A length
+// whose rate lies within the noise of the threshold still flips the knee
+// (the Emerald Rapids guest's 128 B runs: 45-51 % against 49.5), so a prior
+// knee that the data cannot tell from the one read off stands.
+int64_t HalfRateRun(const std::vector<std::pair<int64_t, double>>& runs,
+                    int64_t prior) {
   if (runs.empty()) return kLine;
   std::vector<std::pair<int64_t, double>> env = runs;
   for (size_t i = 1; i < env.size(); ++i)
     env[i].second = std::max(env[i].second, env[i - 1].second);
   const double threshold =
       std::min(50.0, 0.9 * env[env.size() / 2].second);  // env is sorted
-  for (const auto& [bytes, pct] : env) {
-    if (pct >= threshold) return std::max<int64_t>(kLine, bytes);
-  }
-  return env.back().first;  // not reached: the median is at most the last
+  // The shortest length reaching `t` (not reached past the median: the
+  // threshold is at most it).
+  auto reaching = [&](double t) {
+    for (const auto& [bytes, pct] : env)
+      if (pct >= t) return std::max<int64_t>(kLine, bytes);
+    return std::max<int64_t>(kLine, env.back().first);
+  };
+  // Within the measurement's noise of the threshold, the knee is not
+  // decided by this calibration: the prior stands when it is a length
+  // between the knees of a threshold kKneeSlack lower and higher.
+  const int64_t lo = reaching(threshold * (1 - kKneeSlack));
+  const int64_t hi = reaching(threshold * (1 + kKneeSlack));
+  const bool measured = std::any_of(env.begin(), env.end(), [&](auto& r) {
+    return std::max<int64_t>(kLine, r.first) == prior;
+  });
+  if (measured && prior >= lo && prior <= hi) return prior;
+  return reaching(threshold);
 }
 
 DramFigures MeasureDram(const float* set, int64_t set_bytes, int rounds,
-                        Calibration& c,
+                        int64_t prior_run_bytes, Calibration& c,
                         const std::function<void()>& between) {
   // Runs: a matrix of 32 KiB rows, the DRAM set up to 512 MiB, read half at
   // a time, the halves taking turns, so that a line is read again only
@@ -86,7 +103,7 @@ DramFigures MeasureDram(const float* set, int64_t set_bytes, int rounds,
     c.dram_runs.emplace_back(CostParams::kDramRunBytes[i - 1],
                              Median(std::move(pct)));
   }
-  c.dram_run_bytes = HalfRateRun(c.dram_runs);
+  c.dram_run_bytes = HalfRateRun(c.dram_runs, prior_run_bytes);
 
   // Bands, and prefetching a stream: the same matrix read as the
   // vector-matrix kernels read a plain B (blocks of kBlockRows rows swept

@@ -23,10 +23,11 @@ struct DramFigures {
 
 // Reads the `set_bytes` at `set` (twice L3 or more, where memory allows)
 // over `rounds` rounds after a warm-up, half of it a pass, and fills `c`'s
-// dram_* and stream_* figures; calls `between` after each round (the
-// warm-up's too).
+// dram_* and stream_* figures (dram_run_bytes by HalfRateRun with
+// `prior_run_bytes`); calls `between` after each round (the warm-up's too).
 DramFigures MeasureDram(const float* set, int64_t set_bytes, int rounds,
-                        Calibration& c, const std::function<void()>& between);
+                        int64_t prior_run_bytes, Calibration& c,
+                        const std::function<void()>& between);
 
 }  // namespace amarena
 

@@ -81,6 +81,29 @@ TEST(CalibrateTest, HalfRateRunIsTheKneeWhenLongRunsClimb) {
   EXPECT_EQ(HalfRateRun(below), 256);
 }
 
+// Two calibrations of the Emerald Rapids guest: 128 B runs at 49 % and at
+// 51 % of the sequential rate, on either side of the threshold (50 %). The
+// knee alone flips; with the shipped table's 128 as the prior, both keep
+// it. A prior the data is not near (1024), or one not measured, is ignored.
+TEST(CalibrateTest, HalfRateRunKeepsThePriorWithinTheNoise) {
+  auto curve = [](double at128) {
+    return Runs{{64, 28.8},   {128, at128}, {256, 60.1},
+                {512, 78.0},  {1024, 80.2}, {2048, 80.5},
+                {4096, 88.1}, {8192, 92.3}, {16384, 99.0}};
+  };
+  EXPECT_EQ(HalfRateRun(curve(49)), 256);
+  EXPECT_EQ(HalfRateRun(curve(51)), 128);
+  EXPECT_EQ(HalfRateRun(curve(49), 128), 128);
+  EXPECT_EQ(HalfRateRun(curve(51), 128), 128);
+  EXPECT_EQ(HalfRateRun(curve(49), 256), 256);
+  EXPECT_EQ(HalfRateRun(curve(51), 256), 256);
+  EXPECT_EQ(HalfRateRun(curve(49), 1024), 256);
+  EXPECT_EQ(HalfRateRun(curve(51), 1024), 128);
+  EXPECT_EQ(HalfRateRun(curve(51), 192), 128);
+  // Far from the threshold the data decides: 128 B at 40 %.
+  EXPECT_EQ(HalfRateRun(curve(40), 128), 256);
+}
+
 // Units are sixths of a cycle: 3 pipes 2 units, 2 pipes 3, 1 pipe 6.
 TEST(CalibrateTest, PerPipeUnitsRoundsARateUpToWholePipes) {
   // Measured on quiet cores: a hair above or below the pipes.
