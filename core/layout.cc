@@ -289,40 +289,41 @@ int64_t Layout::RowsOnOneSet(int64_t rows, int64_t cols, int64_t es) const {
   return outer;
 }
 
-Layout Layout::Canonical(int64_t rows, int64_t cols, int64_t es,
-                         bool one_set) const {
-  if (rows == 1 && cols == 1) return Layout();
-  Layout l = *this;
+void Layout::Canonicalize(int64_t rows, int64_t cols, int64_t es,
+                          bool one_set) {
+  if (rows == 1 && cols == 1) {
+    *this = Layout();
+    return;
+  }
+  const int64_t inner = InnerExtent(rows, cols);
+  const int64_t outer = OuterExtent(rows, cols);
   // Sections order panels: a tile of at most one panel has no order.
-  if (l.InnerExtent(rows, cols) <= panel_) l.sections_ = 0;
+  if (inner <= panel_) sections_ = 0;
   // One row of a paired tile is not plain (its elements are a pair apart),
   // so it keeps its layout.
-  if (packed() && !paired() && OuterExtent(rows, cols) == 1 &&
-      InnerExtent(rows, cols) <= panel_)
-    l = Layout(order_);
+  if (packed() && !paired() && outer == 1 && inner <= panel_) {
+    *this = Layout(order_);
+    return;
+  }
   // A pitch between outer rows means nothing to one row, nor when it is the
   // dense one.
-  if (ld_ != 0 && (OuterExtent(rows, cols) <= 1 ||
-                   ld_ == InnerExtent(rows, cols)))
-    l.ld_ = 0;
+  if (ld_ != 0 && (outer <= 1 || ld_ == inner)) ld_ = 0;
   // A set spread means nothing to panels. A tile of few enough rows that any
   // pitch leaves it dense needs at most whether all its rows start on one set
   // (spread 0: the cost model's SharedSets, for A and C), so it keeps a
   // stored spread only where asked to and that differs from what its own
   // pitch says.
-  if (l.packed()) l.spread_ = 0;
-  const int64_t outer = OuterExtent(rows, cols);
-  if (l.spread_ != 0 && outer <= kDenseRows) {
-    const bool stored_one_set = l.spread_ == 1;
-    const bool own_one_set = SpreadOfPitch(l.Pitch(rows, cols) * es) == 0;
-    if (!one_set || outer < 2 || stored_one_set == own_one_set) l.spread_ = 0;
+  if (packed()) spread_ = 0;
+  if (spread_ != 0 && outer <= kDenseRows) {
+    const bool stored_one_set = spread_ == 1;
+    const bool own_one_set = SpreadOfPitch(Pitch(rows, cols) * es) == 0;
+    if (!one_set || outer < 2 || stored_one_set == own_one_set) spread_ = 0;
   }
   // A stored alignment only where the own pitch would say otherwise (tiles
   // only shrink, and each AsTileOf stores what its parent says); none for
   // panels.
-  if (l.packed() || (l.align_ == 2) == OwnPitchUnaligned(l, rows, cols, es))
-    l.align_ = 0;
-  return l;
+  if (packed() || (align_ == 2) == OwnPitchUnaligned(*this, rows, cols, es))
+    align_ = 0;
 }
 
 // --- Addressing --------------------------------------------------------------

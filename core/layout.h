@@ -167,7 +167,14 @@ class Layout {
   // all start on one set (RowsOnOneSet), where its own pitch says otherwise;
   // without it, such a tile keeps no set spread.
   Layout Canonical(int64_t rows, int64_t cols, int64_t es,
-                   bool one_set = false) const;
+                   bool one_set = false) const {
+    Layout l = *this;
+    l.Canonicalize(rows, cols, es, one_set);
+    return l;
+  }
+  // The same, in place (Spec's Canonical: a cold search makes millions).
+  void Canonicalize(int64_t rows, int64_t cols, int64_t es,
+                    bool one_set = false);
 
   // --- Addressing ----------------------------------------------------------
   // Element offset of (i, j) in a (rows x cols) matrix.

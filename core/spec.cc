@@ -133,19 +133,21 @@ Spec Canonical(Spec s) {
   if (!s.IsMatmul()) s.k = 1;
   if (!s.IsMatmul()) s.alpha = 1.0f;
   if (s.alpha == 0.0f) s.alpha = 0.0f;  // -0 compares equal: one bit pattern
+  const bool matmul = s.IsMatmul();
   for (int i = 0; i < 3; ++i) {
-    if (i >= s.NumOperands()) {
-      s.aux[i] = TensorAux{};
-      continue;
-    }
-    TensorSpec t = s.Operand(i);
     TensorAux& a = s.aux[i];
-    a.layout =
-        a.level == Level::kVRF
-            ? Layout()
-            : a.layout.Canonical(t.rows, t.cols, SizeOf(a.dtype),
-                                 /*one_set=*/s.IsMatmul() && i != 1);
-    if (a.level != Level::kVRF) a.vector_width = 0;
+    if (i >= s.NumOperands()) {
+      a = TensorAux{};
+    } else if (a.level == Level::kVRF) {
+      a.layout = Layout();
+    } else {
+      // Operand(i)'s extents, without copying its aux.
+      const int64_t rows = matmul && i == 1 ? s.k : s.m;
+      const int64_t cols = matmul && i == 0 ? s.k : s.n;
+      a.layout.Canonicalize(rows, cols, SizeOf(a.dtype),
+                            /*one_set=*/matmul && i != 1);
+      a.vector_width = 0;
+    }
   }
   for (int i = 0; i < 3; ++i) {
     int64_t& st = s.batch_stride[static_cast<size_t>(i)];
@@ -153,19 +155,22 @@ Spec Canonical(Spec s) {
         st == DenseBatchStride(s.Operand(i)))
       st = Spec::kDenseBatch;
   }
-  if (s.budget) {
-    // A cache level's budget can only be spent by moving an operand that is
-    // farther out into it; when none is, every budget there is the same
-    // problem.
-    Level slowest = Level::kVRF;
-    for (int i = 0; i < s.NumOperands(); ++i)
-      if (Faster(slowest, s.aux[i].level)) slowest = s.aux[i].level;
-    for (Level l : kCacheLevels) {
-      int64_t& lines = s.budget->Lines(l);
-      lines = Faster(l, slowest) ? FloorBudgetLines(lines) : 0;
-    }
-  }
+  CanonicalizeBudget(s);
   return s;
+}
+
+void CanonicalizeBudget(Spec& s) {
+  if (!s.budget) return;
+  // A cache level's budget can only be spent by moving an operand that is
+  // farther out into it; when none is, every budget there is the same
+  // problem.
+  Level slowest = Level::kVRF;
+  for (int i = 0; i < s.NumOperands(); ++i)
+    if (Faster(slowest, s.aux[i].level)) slowest = s.aux[i].level;
+  for (Level l : kCacheLevels) {
+    int64_t& lines = s.budget->Lines(l);
+    lines = Faster(l, slowest) ? FloorBudgetLines(lines) : 0;
+  }
 }
 
 Spec WithoutLds(Spec s) {

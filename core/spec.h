@@ -207,6 +207,9 @@ H AbslHashValue(H h, const Spec& s) {
 // and only where it is not the dense one. A cache level's budget is
 // zero when no operand is farther out than that level (nothing could use it).
 Spec Canonical(Spec s);
+// Canonical's budget part alone: for a Spec already canonical but for its
+// budget (a move's body given its child budget).
+void CanonicalizeBudget(Spec& s);
 
 // `s` with every operand dense (no leading dimension). A tile of a Spec is a
 // view of its operands whose pitch the JIT takes from the view it slices,

@@ -174,8 +174,8 @@ MemoEntry Searcher::SolveExact(const Spec& spec) {
   return SolveExact(spec, KeyId(spec));
 }
 
-uint32_t Searcher::KeyId(const Spec& s) {
-  auto [id, fresh] = memo_.Id(MemoTable::KeyOf(s));
+uint32_t Searcher::KeyId(const Spec& s, const MemoTable::Key& key) {
+  auto [id, fresh] = memo_.Id(key);
   if (fresh) memo_.Info(id).usable = UsableBudget(s, target_);
   return id;
 }
@@ -238,6 +238,7 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
   // for them all: a solve is a few microseconds.
   struct Tried {
     absl::InlinedVector<Cost, 3> bounds;
+    absl::InlinedVector<MemoTable::Key, 3> keys;
     absl::InlinedVector<uint32_t, 3> ids;
     int64_t known = 0, composed = 0, from_prior = 0;
     bool refined = false;
@@ -258,8 +259,10 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
     bool none = false;
     for (const Spec& child : c.expansion.children) {
       none |= ObviouslyInfeasible(child);
-      t.bounds.push_back(
-          Cost{.main = none ? 0 : CachedLowerBound(child), .peak = {}});
+      t.keys.push_back(MemoTable::KeyOf(child));
+      t.bounds.push_back(Cost{
+          .main = none ? 0 : CachedLowerBound(child, t.keys.back()),
+          .peak = {}});
     }
     int64_t bound =
         none ? kNoTree : ComposeCost(s, c.expansion, t.bounds, target_).main;
@@ -307,7 +310,8 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
       t.refined = true;
       bool none = false;
       for (size_t i = 0; i < c.expansion.children.size(); ++i) {
-        const auto [b, child_id] = ChildBound(c.expansion.children[i]);
+        const auto [b, child_id] =
+            ChildBound(c.expansion.children[i], t.keys[i]);
         t.ids.push_back(child_id);
         if (b == kNoTree) {
           none = true;
@@ -323,8 +327,8 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
       continue;
     }
     if (t.ids.empty())
-      for (const Spec& child : c.expansion.children)
-        t.ids.push_back(KeyId(child));
+      for (size_t i = 0; i < c.expansion.children.size(); ++i)
+        t.ids.push_back(KeyId(c.expansion.children[i], t.keys[i]));
     if (t.solved == 0) ++stats_.candidates_tried;
     const auto& children = c.expansion.children;
     absl::InlinedVector<Cost, 3>& costs = t.bounds;
@@ -394,9 +398,9 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
   return best;
 }
 
-int64_t Searcher::CachedLowerBound(const Spec& s) {
+int64_t Searcher::CachedLowerBound(const Spec& s,
+                                   const MemoTable::Key& key) {
   if (bound_cache_.empty()) bound_cache_.resize(kBoundSlots);
-  const MemoTable::Key key = MemoTable::KeyOf(s);
   BoundSlot& slot = bound_cache_[absl::HashOf(key) & (kBoundSlots - 1)];
   if (slot.lower < 0 || !(slot.key == key)) {
     slot.key = key;
@@ -405,11 +409,12 @@ int64_t Searcher::CachedLowerBound(const Spec& s) {
   return slot.lower;
 }
 
-std::pair<int64_t, uint32_t> Searcher::ChildBound(const Spec& child) {
+std::pair<int64_t, uint32_t> Searcher::ChildBound(const Spec& child,
+                                                  const MemoTable::Key& key) {
   if (ObviouslyInfeasible(child)) return {kNoTree, kNoId};
-  const uint32_t id = KeyId(child);
+  const uint32_t id = KeyId(child, key);
   KeyInfo& info = memo_.Info(id);
-  if (info.lower < 0) info.lower = CachedLowerBound(child);
+  if (info.lower < 0) info.lower = CachedLowerBound(child, key);
   if (reuse_bounds_ && info.floor_budget &&
       ClampBudget(child, info.usable).budget->FitsIn(*info.floor_budget))
     return {std::max(info.lower, info.floor), id};

@@ -153,17 +153,21 @@ class Searcher {
   MemoEntry SolveExact(const Spec& s);
   // `s` (not ObviouslyInfeasible) by its key's id in the memo table.
   MemoEntry SolveExact(const Spec& s, uint32_t id);
-  // The id of `s`'s key, with its KeyInfo::usable set.
-  uint32_t KeyId(const Spec& s);
+  // The id of `s`'s key, with its KeyInfo::usable set. The overloads below
+  // that take `key` are given MemoTable::KeyOf of their Spec, which a solve
+  // computes once per child of its candidates.
+  uint32_t KeyId(const Spec& s) { return KeyId(s, MemoTable::KeyOf(s)); }
+  uint32_t KeyId(const Spec& s, const MemoTable::Key& key);
   // A lower bound on a child's best cost (kNoTree: it has none, and kNoId)
   // and its key's id: its LowerBound, or, when its key was solved under a
   // budget its own fits in, the cost found there if larger (more budget
   // never costs more).
-  std::pair<int64_t, uint32_t> ChildBound(const Spec& child);
+  std::pair<int64_t, uint32_t> ChildBound(const Spec& child,
+                                          const MemoTable::Key& key);
   // LowerBound(s), through a fixed-size table by key (a clash overwrites):
   // the candidates of many Specs share children, and the memo gives ids only
   // to the children of the candidates it refines.
-  int64_t CachedLowerBound(const Spec& s);
+  int64_t CachedLowerBound(const Spec& s, const MemoTable::Key& key);
   // The tree for `r` that follows `like` (search/remainder.cc): nullptr if
   // none fits. Remembered per (r, like).
   ImplPtr Follow(const Spec& r, const ImplPtr& like);

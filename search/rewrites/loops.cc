@@ -43,6 +43,7 @@
 #include <numeric>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "core/cost_model.h"
 #include "core/spec_text.h"
@@ -98,14 +99,17 @@ int64_t TileMultipleAlong(const Spec& s, Dim d) {
 // Tile sizes below the extent of `d`: 2^a, plus 3, 6 and 12 along m (so 6 x 16
 // register tiles exist), keeping every register tile whole (a multiple of its
 // vector width) and every packed operand's panels whole (a multiple of its
-// panel width) and its interleaved row pairs whole (a multiple of 2).
-std::vector<int64_t> TileSizes(const Spec& s, Dim d) {
+// panel width) and its interleaved row pairs whole (a multiple of 2). Held
+// inline: a cold search asks for the sizes of half a million loops.
+using Sizes = absl::InlinedVector<int64_t, 24>;
+
+Sizes TileSizes(const Spec& s, Dim d) {
   const int64_t extent = Extent(s, d);
   const int64_t multiple = TileMultipleAlong(s, d);
   if (multiple == 0) return {};
   // 3 * 2^a only where it makes register tiles: 3, 6 and 12 rows along m.
   const int64_t max_three = d == Dim::kM ? 12 : 0;
-  std::vector<int64_t> sizes;
+  Sizes sizes;
   for (int64_t p = 1; p < extent; p *= 2) {
     for (int64_t size : {p, 3 * p}) {
       if (size >= extent || size % multiple != 0) continue;
@@ -253,7 +257,7 @@ void ParallelTile(const Spec& s, const Target& t, std::vector<Candidate>& out,
   for (Dim d : {Dim::kM, Dim::kN}) {
     if (only != nullptr && only->dim != d) continue;
     const int64_t extent = Extent(s, d);
-    const std::vector<int64_t> sizes = TileSizes(s, d);
+    const Sizes sizes = TileSizes(s, d);
     for (int64_t size : sizes)
       if (extent / size >= t.workers && Wanted(only, d, size))
         out.push_back(MakeLoop(s, tiles, ActionKind::kParallelTile, d, size));

@@ -83,7 +83,7 @@ std::optional<Candidate> MakeAlloc(const Spec& s, int i, TensorAux to,
   std::optional<Budget> child_budget = AllocChildBudget(s, info);
   if (!child_budget) return std::nullopt;
   body.budget = child_budget;
-  body = Canonical(body);
+  CanonicalizeBudget(body);
 
   Candidate c;
   Expansion& e = c.expansion;
@@ -108,8 +108,12 @@ std::optional<Candidate> MakeAlloc(const Spec& s, int i, TensorAux to,
   return c;
 }
 
-void ViewOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
+// Every view (`only` null), or just the views of `only`'s operand into its
+// level (ApplyAction: following a remainder re-applies a view per node).
+void Views(const Spec& s, const Target& t, std::vector<Candidate>& out,
+           const Action* only) {
   for (int i = 0; i < s.NumOperands(); ++i) {
+    if (only != nullptr && only->operand != i) continue;
     const TensorAux& from = s.aux[i];
     if (from.level == Level::kVRF || from.level == Level::kL1) continue;
     // Above the batch loop only what the whole batch shares.
@@ -117,7 +121,8 @@ void ViewOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
     const int64_t lines = s.Operand(i).Lines();
     for (Level to : kCacheLevels) {
       if (!Faster(to, from.level) || !t.WorthPlacing(to, lines)) continue;
-      if (to == Level::kL3) continue;
+      if (to == Level::kL3 || (only != nullptr && only->to.level != to))
+        continue;
       // Rows that crowd more lines into an L1 set than it has ways evict
       // each other on every pass of the loops below, so such a tile is no
       // L1 view (a pack copies it into a dense buffer instead).
@@ -131,6 +136,15 @@ void ViewOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
         out.push_back(*std::move(c));
     }
   }
+}
+
+void ViewOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
+  Views(s, t, out, nullptr);
+}
+
+void OneView(const Spec& s, const Target& t, const Action& a,
+             std::vector<Candidate>& out) {
+  Views(s, t, out, &a);
 }
 
 // A bf16 C's f32 buffer, row-major (what the register tiles load and
@@ -277,6 +291,7 @@ absl::StatusOr<Action> ParseMove(std::span<const absl::string_view> w) {
 extern const Rewrite kViewRewrite = {.name = "view",
                                      .keyword = Verb(AllocKind::kView),
                                      .enumerate = ViewOperand,
+                                     .enumerate_one = OneView,
                                      .owns = OwnsMove<AllocKind::kView>,
                                      .describe = DescribeMove,
                                      .parse = ParseMove<AllocKind::kView>};
