@@ -220,10 +220,19 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
   }
   ++stats_.specs_solved;
 
+  // This depth's scratch: the solves of children below use deeper ones.
+  if (scratch_.size() <= depth_)
+    scratch_.push_back(std::make_unique<SolveScratch>());
+  SolveScratch& scratch = *scratch_[depth_];
+  struct Deeper {
+    size_t& depth;
+    ~Deeper() { --depth; }
+  } deeper{++depth_};
   // Best-first: order candidates by a lower bound on their cost, composed from
   // their children's lower bounds (the model is monotone, so this bounds every
   // tree under the candidate).
-  std::vector<Candidate> cands = EnumerateCandidates(s, target_);
+  std::vector<Candidate>& cands = scratch.cands;
+  EnumerateCandidates(s, target_, cands);
   // Bounds the key's first solve left (PriorBounds), when they hold here.
   const PriorBounds* prior = nullptr;
   if (reuse_bounds_) {
@@ -231,26 +240,15 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
     if (index >= 0 && s.budget->FitsIn(prior_[index].budget))
       prior = &prior_[index];
   }
-  // Per candidate: its children's lower bounds (kept for the partial sums
-  // below) and their keys' ids once looked up; what it is known to cost at
-  // least once tried (kept for PriorBounds), its composed lower bound to
-  // begin with; and its bound from PriorBounds (0 if none). One allocation
-  // for them all: a solve is a few microseconds.
-  struct Tried {
-    absl::InlinedVector<Cost, 3> bounds;
-    absl::InlinedVector<MemoTable::Key, 3> keys;
-    absl::InlinedVector<uint32_t, 3> ids;
-    int64_t known = 0, composed = 0, from_prior = 0;
-    bool refined = false;
-    uint8_t solved = 0;  // children solved so far, in order
-  };
-  std::vector<Tried> tried(cands.size());
+  std::vector<Tried>& tried = scratch.tried;
+  tried.clear();
+  tried.resize(cands.size());
   // (bound, index), a min-heap. A candidate first enters with its children's
   // LowerBounds; when it comes to the front, its children's keys are looked
   // up for floors (ChildBound) and it re-enters with the tighter bound, so
   // candidates pruned anyway cost no lookup.
-  std::vector<std::pair<int64_t, uint32_t>> heap;
-  heap.reserve(cands.size());
+  std::vector<std::pair<int64_t, uint32_t>>& heap = scratch.heap;
+  heap.clear();
   size_t next_prior = 0;
   for (size_t i = 0; i < cands.size(); ++i) {
     const Candidate& c = cands[i];

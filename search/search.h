@@ -42,11 +42,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/hash/hash.h"
 #include "absl/status/statusor.h"
 #include "core/impl.h"
@@ -144,6 +146,29 @@ class Searcher {
     Budget budget;
     std::vector<std::pair<Action, int64_t>> entries;
   };
+
+  // Per candidate of a solve: its children's lower bounds (kept for the
+  // partial sums), keys and their ids once looked up; what it is known to
+  // cost at least once tried (kept for PriorBounds), its composed lower
+  // bound to begin with; and its bound from PriorBounds (0 if none).
+  struct Tried {
+    absl::InlinedVector<Cost, 3> bounds;
+    absl::InlinedVector<MemoTable::Key, 3> keys;
+    absl::InlinedVector<uint32_t, 3> ids;
+    int64_t known = 0, composed = 0, from_prior = 0;
+    bool refined = false;
+    uint8_t solved = 0;  // children solved so far, in order
+  };
+  // A solve's candidates, what it learnt of each, and its min-heap of
+  // (bound, index): one per depth of the solves in progress, reused (a
+  // solve is a few microseconds, and a candidate list tens of KiB).
+  struct SolveScratch {
+    std::vector<Candidate> cands;
+    std::vector<Tried> tried;
+    std::vector<std::pair<int64_t, uint32_t>> heap;
+  };
+  std::vector<std::unique_ptr<SolveScratch>> scratch_;
+  size_t depth_ = 0;  // solves in progress
 
   static constexpr uint32_t kNoId = ~0u;
   // The longest remainder (along its loop) still searched when remainders

@@ -51,10 +51,16 @@ void MarkChildrenSerial(Candidate& c) {
 
 std::vector<Candidate> EnumerateCandidates(const Spec& s, const Target& t) {
   std::vector<Candidate> out;
+  EnumerateCandidates(s, t, out);
+  return out;
+}
+
+void EnumerateCandidates(const Spec& s, const Target& t,
+                         std::vector<Candidate>& out) {
+  out.clear();
   out.reserve(48);
   for (const Rewrite* r : Rewrites()) r->enumerate(s, t, out);
   for (Candidate& c : out) MarkChildrenSerial(c);
-  return out;
 }
 
 namespace {

@@ -60,6 +60,10 @@ std::span<const Rewrite* const> Rewrites();
 
 // All candidates for a Spec, from every rewrite in registry order.
 std::vector<Candidate> EnumerateCandidates(const Spec& s, const Target& t);
+// The same into `out`, replacing what it held (a caller that enumerates
+// often keeps its capacity).
+void EnumerateCandidates(const Spec& s, const Target& t,
+                         std::vector<Candidate>& out);
 
 // The action's descriptor, by the rewrite that owns it: "tile m 8",
 // "parallel tile n 512", "split k 64", "to-accum", "view 0 l2",
