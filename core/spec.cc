@@ -130,10 +130,10 @@ std::array<uint64_t, kPackedWords> PackProblem(const Spec& s) {
 }
 
 Spec Canonical(Spec s) {
-  if (!s.IsMatmul()) s.k = 1;
-  if (!s.IsMatmul()) s.alpha = 1.0f;
-  if (s.alpha == 0.0f) s.alpha = 0.0f;  // -0 compares equal: one bit pattern
   const bool matmul = s.IsMatmul();
+  if (!matmul) s.k = 1;
+  if (!matmul) s.alpha = 1.0f;
+  if (s.alpha == 0.0f) s.alpha = 0.0f;  // -0 compares equal: one bit pattern
   for (int i = 0; i < 3; ++i) {
     TensorAux& a = s.aux[i];
     if (i >= s.NumOperands()) {

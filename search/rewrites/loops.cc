@@ -293,20 +293,6 @@ void SplitK(const Spec& s, const Target&, std::vector<Candidate>& out,
       out.push_back(MakeLoop(s, tiles, ActionKind::kSplit, Dim::kK, size));
 }
 
-// Each loop rewrite's `enumerate` (every size) and `enumerate_one` (the
-// action's).
-template <void (*kLoops)(const Spec&, const Target&, std::vector<Candidate>&,
-                         const Action*)>
-void AllLoops(const Spec& s, const Target& t, std::vector<Candidate>& out) {
-  kLoops(s, t, out, nullptr);
-}
-template <void (*kLoops)(const Spec&, const Target&, std::vector<Candidate>&,
-                         const Action*)>
-void OneLoop(const Spec& s, const Target& t, const Action& a,
-             std::vector<Candidate>& out) {
-  kLoops(s, t, out, &a);
-}
-
 // A loop's size in its descriptor: at most 2^40, far above any extent.
 std::optional<int64_t> ParseSize(absl::string_view w) {
   std::optional<int64_t> n = ParseCount(w, int64_t{1} << 40);
@@ -365,8 +351,8 @@ absl::StatusOr<Action> ParseSplit(std::span<const absl::string_view> words) {
 
 extern const Rewrite kTileRewrite = {.name = "tile",
                                      .keyword = "tile",
-                                     .enumerate = AllLoops<TileOut>,
-                                     .enumerate_one = OneLoop<TileOut>,
+                                     .enumerate = EnumerateAll<TileOut>,
+                                     .enumerate_one = EnumerateOne<TileOut>,
                                      .owns = OwnsKind<ActionKind::kTile>,
                                      .describe = DescribeTile,
                                      .parse = ParseTile};
@@ -374,16 +360,16 @@ extern const Rewrite kTileRewrite = {.name = "tile",
 extern const Rewrite kParallelTileRewrite = {
     .name = "parallel tile",
     .keyword = "parallel",
-    .enumerate = AllLoops<ParallelTile>,
-    .enumerate_one = OneLoop<ParallelTile>,
+    .enumerate = EnumerateAll<ParallelTile>,
+    .enumerate_one = EnumerateOne<ParallelTile>,
     .owns = OwnsKind<ActionKind::kParallelTile>,
     .describe = DescribeParallelTile,
     .parse = ParseParallelTile};
 
 extern const Rewrite kSplitRewrite = {.name = "split",
                                       .keyword = "split",
-                                      .enumerate = AllLoops<SplitK>,
-                                      .enumerate_one = OneLoop<SplitK>,
+                                      .enumerate = EnumerateAll<SplitK>,
+                                      .enumerate_one = EnumerateOne<SplitK>,
                                       .owns = OwnsKind<ActionKind::kSplit>,
                                       .describe = DescribeSplit,
                                       .parse = ParseSplit};

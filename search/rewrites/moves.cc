@@ -138,15 +138,6 @@ void Views(const Spec& s, const Target& t, std::vector<Candidate>& out,
   }
 }
 
-void ViewOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
-  Views(s, t, out, nullptr);
-}
-
-void OneView(const Spec& s, const Target& t, const Action& a,
-             std::vector<Candidate>& out) {
-  Views(s, t, out, &a);
-}
-
 // A bf16 C's f32 buffer, row-major (what the register tiles load and
 // store).
 void BufferBf16Output(const Spec& s, const Target& t,
@@ -290,8 +281,8 @@ absl::StatusOr<Action> ParseMove(std::span<const absl::string_view> w) {
 
 extern const Rewrite kViewRewrite = {.name = "view",
                                      .keyword = Verb(AllocKind::kView),
-                                     .enumerate = ViewOperand,
-                                     .enumerate_one = OneView,
+                                     .enumerate = EnumerateAll<Views>,
+                                     .enumerate_one = EnumerateOne<Views>,
                                      .owns = OwnsMove<AllocKind::kView>,
                                      .describe = DescribeMove,
                                      .parse = ParseMove<AllocKind::kView>};

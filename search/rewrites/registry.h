@@ -55,6 +55,20 @@ struct Rewrite {
   absl::StatusOr<Action> (*parse)(std::span<const absl::string_view> words);
 };
 
+// A rewrite's `enumerate` and `enumerate_one` from one function that makes
+// every candidate when `only` is null, else just `only`'s.
+template <void (*kOffer)(const Spec&, const Target&, std::vector<Candidate>&,
+                         const Action* only)>
+void EnumerateAll(const Spec& s, const Target& t, std::vector<Candidate>& out) {
+  kOffer(s, t, out, nullptr);
+}
+template <void (*kOffer)(const Spec&, const Target&, std::vector<Candidate>&,
+                         const Action* only)>
+void EnumerateOne(const Spec& s, const Target& t, const Action& a,
+                  std::vector<Candidate>& out) {
+  kOffer(s, t, out, &a);
+}
+
 // Every rewrite, in the order the search enumerates them.
 std::span<const Rewrite* const> Rewrites();
 
