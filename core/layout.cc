@@ -1,11 +1,13 @@
 #include "core/layout.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <charconv>
 #include <cstring>
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 
@@ -194,44 +196,36 @@ std::string Layout::Text() const {
   std::string t = row_major() ? PanelText()
                   : packed()  ? absl::StrCat(Name(order_), ",", PanelText())
                               : std::string(Name(order_));
-  if (spread_ != 0)
-    absl::StrAppend(&t, t.empty() ? "" : ",", "sets", 1 << (spread_ - 1));
+  if (way_ != 0)
+    absl::StrAppend(&t, t.empty() ? "" : ",", "way", 2 * (way_ - 1));
   if (align_ != 0)
     absl::StrAppend(&t, t.empty() ? "" : ",",
                     align_ == 2 ? "unaligned" : "aligned");
   return t;
 }
 
-absl::StatusOr<int> Layout::ParseSpread(absl::string_view p) {
-  if (p.size() < 5 || p.substr(0, 4) != "sets")
+absl::StatusOr<int64_t> Layout::ParseWayOffset(absl::string_view p) {
+  if (p.size() < 4 || p.substr(0, 3) != "way")
     return absl::InvalidArgumentError(
-        absl::StrCat("set spread is '", p, "', must be setsN"));
-  AMARENA_ASSIGN_OR_RETURN(int64_t n, Count(p.substr(4), "set spread"));
-  for (int s = 0; s <= kMaxSpread; ++s)
-    if (n == int64_t{1} << s) return s;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "set spread is ", n, ", must be a power of two from 1 to 64"));
+        absl::StrCat("way offset is '", p, "', must be wayN"));
+  int64_t n = 0;
+  if (!absl::SimpleAtoi(p.substr(3), &n) || n < 0 || n >= kWayBytes ||
+      n % 2 != 0)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "way offset is '", p.substr(3), "', must be an even number of bytes "
+        "from 0 to ", kWayBytes - 2));
+  return n;
 }
 
-int Layout::SpreadOfPitch(int64_t pitch_bytes) {
-  // Rows i * pitch apart start on kWayBytes / gcd(pitch, kWayBytes) byte
-  // offsets within a way; in lines, at most all of them. The gcd is the
-  // pitch's largest power-of-two factor, between a line and a way.
-  const int way = std::countr_zero(static_cast<uint64_t>(kWayBytes));
-  const int line = std::countr_zero(static_cast<uint64_t>(kLineBytes));
-  const int tz = std::countr_zero(static_cast<uint64_t>(pitch_bytes));
-  return way - std::clamp(tz, line, way);
-}
-
-int Layout::SetSpread(int64_t rows, int64_t cols, int64_t es) const {
-  if (spread_ != 0) return spread_ - 1;
-  return SpreadOfPitch(Pitch(rows, cols) * es);
+int64_t Layout::WayOffset(int64_t rows, int64_t cols, int64_t es) const {
+  if (way_ != 0) return 2 * (way_ - 1);
+  return Pitch(rows, cols) * es % kWayBytes;
 }
 
 Layout Layout::AsTileOf(int64_t rows, int64_t cols, int64_t es) const {
   if (packed()) return *this;
   Layout l = WithLd(0);
-  l.spread_ = static_cast<uint8_t>(SetSpread(rows, cols, es) + 1);
+  l.way_ = static_cast<uint16_t>(WayOffset(rows, cols, es) / 2 + 1);
   l.align_ = UnalignedRows(rows, cols, es) ? 2 : 1;
   return l;
 }
@@ -260,32 +254,56 @@ Layout Layout::WithUnalignedRows(bool unaligned) const {
   return l;
 }
 
-Layout Layout::WithSpread(int spread) const {
-  AMARENA_CHECK(!packed() && spread >= 0 && spread <= kMaxSpread);
+Layout Layout::WithWayOffset(int64_t bytes) const {
+  AMARENA_CHECK(!packed() && bytes >= 0 && bytes < kWayBytes && bytes % 2 == 0);
   Layout l = *this;
-  l.spread_ = static_cast<uint8_t>(spread + 1);
+  l.way_ = static_cast<uint16_t>(bytes / 2 + 1);
   return l;
 }
 
 bool Layout::Dense(int64_t rows, int64_t cols, int64_t es) const {
   const int64_t outer = OuterExtent(rows, cols);
   if (packed() || outer <= kDenseRows) return true;
-  // Rows start on `starts` line offsets of the way's 64 sets, `apart` sets
-  // from one to the next; each row covers `run` sets from its start. Runs
-  // that reach the next start fill every set evenly; shorter ones fill
-  // `starts * run` sets, each with the rows starting at one offset.
-  const int64_t sets = kWayBytes / kLineBytes;
-  const int64_t starts = int64_t{1} << SetSpread(rows, cols, es);
-  const int64_t apart = sets / starts;
-  const int64_t run = (InnerExtent(rows, cols) * es + kLineBytes - 1) / kLineBytes;
-  const int64_t per_set = run >= apart ? (outer * run + sets - 1) / sets
-                                       : (outer + starts - 1) / starts;
-  return per_set <= kDenseRows;
+  constexpr int64_t kSets = kWayBytes / kLineBytes;
+  const int64_t lines =
+      (InnerExtent(rows, cols) * es + kLineBytes - 1) / kLineBytes;
+  // More lines than kDenseRows for every set: some set has more.
+  if (outer * lines > kDenseRows * kSets) return false;
+  const int64_t offset = WayOffset(rows, cols, es);
+  // All on one set: more than kDenseRows rows overflow it by far.
+  if (offset == 0) return false;
+  // The count below, once per shape: a search asks the same few shapes
+  // (outer <= 512, lines <= 64, offset / 2 < 2048) again and again.
+  struct Memo {
+    uint32_t key = 0;  // 0: empty (outer > 8 in every key)
+    bool dense = false;
+  };
+  thread_local std::array<Memo, 1024> memo;
+  const uint32_t key = static_cast<uint32_t>(outer | lines << 10 |
+                                             (offset / 2) << 17);
+  Memo& slot = memo[(key * 0x9E3779B1u) >> 22];
+  if (slot.key == key) return slot.dense;
+  // Row r starts r * offset bytes into the way, on the set of the line that
+  // holds its start, and covers its lines from there (as Lines counts them:
+  // not the line an unaligned row spills into). Past the check above, a row
+  // is shorter than a way.
+  std::array<int16_t, kSets> on_set{};
+  for (int64_t r = 0, start = 0; r < outer;
+       ++r, start = (start + offset) % kWayBytes)
+    for (int64_t j = 0, first = start / kLineBytes; j < lines; ++j)
+      ++on_set[static_cast<size_t>((first + j) % kSets)];
+  // Lines beyond the ways of their set miss on every pass over the tile: a
+  // few, as the uneven starts of a pitch that spreads the rows leave, are
+  // priced as the lines that fit (kOverflowShare); more are not.
+  int64_t over = 0;
+  for (int16_t n : on_set) over += std::max<int64_t>(0, n - kDenseRows);
+  slot = {key, over * kOverflowShare <= outer * lines};
+  return slot.dense;
 }
 
 int64_t Layout::RowsOnOneSet(int64_t rows, int64_t cols, int64_t es) const {
   const int64_t outer = OuterExtent(rows, cols);
-  if (packed() || outer < 2 || SetSpread(rows, cols, es) != 0) return 0;
+  if (packed() || outer < 2 || WayOffset(rows, cols, es) != 0) return 0;
   return outer;
 }
 
@@ -308,16 +326,20 @@ void Layout::Canonicalize(int64_t rows, int64_t cols, int64_t es,
   // A pitch between outer rows means nothing to one row, nor when it is the
   // dense one.
   if (ld_ != 0 && (outer <= 1 || ld_ == inner)) ld_ = 0;
-  // A set spread means nothing to panels. A tile of few enough rows that any
-  // pitch leaves it dense needs at most whether all its rows start on one set
-  // (spread 0: the cost model's SharedSets, for A and C), so it keeps a
-  // stored spread only where asked to and that differs from what its own
-  // pitch says.
-  if (packed()) spread_ = 0;
-  if (spread_ != 0 && outer <= kDenseRows) {
-    const bool stored_one_set = spread_ == 1;
-    const bool own_one_set = SpreadOfPitch(Pitch(rows, cols) * es) == 0;
-    if (!one_set || outer < 2 || stored_one_set == own_one_set) spread_ = 0;
+  // A way offset means nothing to panels. A tile of few enough rows that
+  // any pitch leaves it dense needs at most whether all its rows start on
+  // one set (offset 0: the cost model's SharedSets, for A and C), so it
+  // keeps a stored offset only where asked to and that differs from what
+  // its own pitch says, as 0 or one line (any other offset but 0 says the
+  // same of it).
+  if (packed()) way_ = 0;
+  if (way_ != 0 && outer <= kDenseRows) {
+    const bool stored_one_set = way_ == 1;
+    const bool own_one_set = Pitch(rows, cols) * es % kWayBytes == 0;
+    if (!one_set || outer < 2 || stored_one_set == own_one_set)
+      way_ = 0;
+    else if (!stored_one_set)
+      way_ = kLineBytes / 2 + 1;
   }
   // A stored alignment only where the own pitch would say otherwise (tiles
   // only shrink, and each AsTileOf stores what its parent says); none for

@@ -122,12 +122,13 @@ class Layout {
   // into row-major panels. Errors are InvalidArgument, their message saying
   // what is wrong ("panel width is 0, must be 1 to 1024").
   static absl::StatusOr<Layout> ParsePanels(absl::string_view text);
-  // "setsN", N a power of two from 1 to 64: the set spread log2(N).
-  static absl::StatusOr<int> ParseSpread(absl::string_view text);
+  // "wayN", N an even number of bytes below 4096: a tile's way offset.
+  static absl::StatusOr<int64_t> ParseWayOffset(absl::string_view text);
   // The panel part of the text ("" when plain), and the whole layout as Spec
   // text writes it, comma-separated, row-major unsaid: "", "col", "p32",
-  // "col,p16", "p32x2s2"; a tile's set spread follows as "sets8" (rows
-  // start on 8 distinct sets; ParseSpread reads it back).
+  // "col,p16", "p32x2s2"; a tile's way offset follows as "way12" (each outer
+  // row starts 12 bytes further into a 4 KiB way than the one before;
+  // ParseWayOffset reads it back).
   std::string PanelText() const;
   std::string Text() const;
 
@@ -160,12 +161,12 @@ class Layout {
   // memory: 1 x 1 is plain row-major; sections need two panels or more; a
   // packed matrix that is a single run of at most one panel (one outer row,
   // not paired) is plain; a leading dimension equal to the inner extent, or
-  // of one outer row, is none (dense); a stored set spread only above
+  // of one outer row, is none (dense); a stored way offset only above
   // kDenseRows outer rows, a stored alignment only where it differs from
   // the own pitch's (UnalignedRows).
   // `one_set`: a tile of at most kDenseRows outer rows keeps whether they
   // all start on one set (RowsOnOneSet), where its own pitch says otherwise;
-  // without it, such a tile keeps no set spread.
+  // without it, such a tile keeps no way offset.
   Layout Canonical(int64_t rows, int64_t cols, int64_t es,
                    bool one_set = false) const {
     Layout l = *this;
@@ -203,16 +204,24 @@ class Layout {
   // Whether the tile streams from memory well: packed panels (long runs), or
   // a plain tile whose lines fall on no L1 set more than kDenseRows times
   // (the ways every x86 L1 this project meets has at least). The outer rows
-  // of a plain tile start a pitch apart, so how they spread over the sets
-  // depends on that pitch (SetSpread): at a multiple of 4 KiB every row
-  // starts on the same set and at most kDenseRows rows fit; at 512 B rows
-  // start on 8 sets, 8 apart, and 64 rows of up to 8 lines do; at an odd
-  // pitch they spread over all 64 sets. A taller tile that does not fit
-  // aliases in the sets and opens a stream per row: it is priced strided.
+  // of a plain tile start a pitch apart, so which sets they fall on depends
+  // on that pitch modulo a 4 KiB way (WayOffset), and is counted line by
+  // line: at a multiple of 4 KiB every row starts on the same set and at
+  // most kDenseRows rows fit; at 512 B rows start on 8 sets, 8 apart, and
+  // 64 rows of up to 8 lines do; at 4 KiB + 12 B (2051 floats) the rows
+  // drift a line every 5 or 6 rows, so 12 rows of 1 KiB put 12 lines on a
+  // set, although the pitch's powers of two would have them spread over
+  // all 64. A tile with more than 1 / kOverflowShare of its lines beyond
+  // kDenseRows on their sets does not fit: it aliases in the sets and opens
+  // a stream per row, and is priced strided. (Fewer are what the uneven
+  // starts of a pitch that spreads the rows leave: 128 rows of 256 B at
+  // 1329 floats leave 14 of their 512 lines beyond 8 on their sets, and
+  // price as at 1040 floats, where every set holds 8.)
   static constexpr int64_t kDenseRows = 8;
+  static constexpr int64_t kOverflowShare = 16;
   bool Dense(int64_t rows, int64_t cols, int64_t es) const;
-  // The outer rows of a plain tile whose rows all start on one L1 set (set
-  // spread 0: a pitch that is a multiple of 4 KiB), 2 or more; 0 otherwise.
+  // The outer rows of a plain tile whose rows all start on one L1 set (way
+  // offset 0: a pitch that is a multiple of 4 KiB), 2 or more; 0 otherwise.
   // Each of its lines shares its set with the same line of every other row.
   int64_t RowsOnOneSet(int64_t rows, int64_t cols, int64_t es) const;
 
@@ -220,28 +229,28 @@ class Layout {
   // A tile of a plain matrix keeps the matrix's pitch (the JIT addresses it
   // through its parent's view), but its Spec forgets the pitch so that
   // problems with and without a leading dimension share sub-problems. What
-  // the cost model needs of the pitch is kept instead: log2 of the distinct
-  // 64-byte line offsets within a 4 KiB L1 way that the outer rows start at,
-  // 0 (a multiple of 4 KiB) to 6 (any pitch not a multiple of 128 bytes:
-  // all 64 sets). A matrix that is not a tile (a Spec's own operand, a
+  // the cost model needs of the pitch is kept instead: its *way offset*, the
+  // pitch in bytes modulo a 4 KiB L1 way (every L1 this project meets has
+  // 64 sets of 64-byte lines), where each outer row starts relative to the
+  // one before. A matrix that is not a tile (a Spec's own operand, a
   // buffer) has none stored and uses its own pitch.
   static constexpr int kWayBytes = 4096;
-  static constexpr int kMaxSpread = 6;
-  static int SpreadOfPitch(int64_t pitch_bytes);
-  int SetSpread(int64_t rows, int64_t cols, int64_t es) const;
-  // 1 + the stored set spread; 0 when none is stored.
-  int spread_code() const { return spread_; }
+  int64_t WayOffset(int64_t rows, int64_t cols, int64_t es) const;
+  // 1 + the stored way offset in 2-byte units (up to 2048: 12 bits); 0 when
+  // none is stored.
+  int way_code() const { return way_; }
   // This layout as a tile of a (rows x cols) matrix in it sees it: no leading
-  // dimension, and the matrix's set spread and rows' alignment (a plain
+  // dimension, and the matrix's way offset and rows' alignment (a plain
   // layout only).
   Layout AsTileOf(int64_t rows, int64_t cols, int64_t es) const;
-  // Plain with the given set spread (0 to kMaxSpread) stored.
-  Layout WithSpread(int spread) const;
-  // Without what a tile stores of its matrix's pitch (set spread, rows'
+  // Plain with the given way offset (an even number of bytes below
+  // kWayBytes) stored.
+  Layout WithWayOffset(int64_t bytes) const;
+  // Without what a tile stores of its matrix's pitch (way offset, rows'
   // alignment): what an action says of a layout it moves an operand to.
   Layout WithoutTileFacts() const {
     Layout l = *this;
-    l.spread_ = 0;
+    l.way_ = 0;
     l.align_ = 0;
     return l;
   }
@@ -255,7 +264,7 @@ class Layout {
   // 32 bytes into a line (a pitch of 72 floats) ran as fast as an aligned
   // one on the Intel guest; 4-, 8- and 16-byte offsets did not (64³, B's
   // pitch 71, 66, 68 floats: 1.05-1.07x, 1.03x, 1.025x the dense time).
-  // Like the set spread, a tile stores its matrix's fact (AsTileOf) where
+  // Like the way offset, a tile stores its matrix's fact (AsTileOf) where
   // it differs from what the tile's own dense pitch would say, and keeps it
   // down to one row (a row of an unaligned matrix is, but for one in
   // kLineBytes / gcd, unaligned) and to one column (a masked vector read
@@ -319,7 +328,7 @@ class Layout {
   template <typename H>
   friend H AbslHashValue(H h, const Layout& l) {
     return H::combine(std::move(h), l.order_, l.panel_, l.pairs_, l.sections_,
-                      l.ld_, l.spread_, l.align_);
+                      l.ld_, l.way_, l.align_);
   }
 
  private:
@@ -328,7 +337,7 @@ class Layout {
   uint8_t pairs_ = 0;     // 2: rows in pairs within each panel; 0: not
   uint8_t sections_ = 0;  // S > 1: panels dealt round S sections; 0: not
   uint32_t ld_ = 0;       // plain: outer rows ld_ apart; 0: dense
-  uint8_t spread_ = 0;    // plain tile: 1 + its set spread; 0: its own pitch
+  uint16_t way_ = 0;      // plain tile: 1 + way offset / 2; 0: own pitch
   uint8_t align_ = 0;     // plain tile: 1 rows aligned, 2 not; 0: own pitch
 };
 

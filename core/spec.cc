@@ -111,13 +111,14 @@ std::array<uint64_t, kPackedWords> PackProblem(const Spec& s) {
   // has.
   const uint64_t alpha =
       std::bit_cast<uint32_t>(s.alpha) ^ std::bit_cast<uint32_t>(1.0f);
-  // Set spreads (3 bits each) above alpha's 32, then the rows' alignments
-  // (2 bits each).
-  uint64_t tile_facts = 0;
-  for (int i = 0; i < 3; ++i)
-    tile_facts |=
-        static_cast<uint64_t>(s.aux[i].layout.spread_code()) << (32 + 3 * i) |
-        static_cast<uint64_t>(s.aux[i].layout.align_code()) << (41 + 2 * i);
+  // The rows' alignments (2 bits each) above alpha's 32; the way offsets
+  // (12 bits each) in a word of their own.
+  uint64_t aligns = 0, ways = 0;
+  for (int i = 0; i < 3; ++i) {
+    aligns |= static_cast<uint64_t>(s.aux[i].layout.align_code())
+              << (32 + 2 * i);
+    ways |= static_cast<uint64_t>(s.aux[i].layout.way_code()) << (12 * i);
+  }
   return {static_cast<uint64_t>(s.m) | static_cast<uint64_t>(s.k) << 31 |
               static_cast<uint64_t>(s.kind) << 62,
           static_cast<uint64_t>(s.n) | static_cast<uint64_t>(s.b) << 31 |
@@ -126,7 +127,8 @@ std::array<uint64_t, kPackedWords> PackProblem(const Spec& s) {
           ld(0) | ld(1) << 32,
           ld(2) | bs(0) << 32,
           bs(1) | bs(2) << 32,
-          alpha | tile_facts};
+          alpha | aligns,
+          ways};
 }
 
 Spec Canonical(Spec s) {

@@ -160,16 +160,15 @@ struct Spec {
   friend H AbslHashValue(H h, const Spec& s);
 };
 
-// Everything but the budget, packed into seven words (dims, batch, leading
+// Everything but the budget, packed into eight words (dims, batch, leading
 // dimensions and batch strides are below 2^31, a vector width or a panel
 // width below 2^11; words 3 to 5 hold the leading dimensions and the batch
 // strides plus one, word 6 alpha's bits xor 1.0f's in its low half and the
-// operands' set spreads and rows' alignments (Layout::spread_code,
-// align_code) above, so words 3 to 5 and the
-// low half of 6 are zero when all operands are dense and alpha is 1); equal
-// exactly when the
-// canonical Specs without their budgets are equal.
-inline constexpr size_t kPackedWords = 7;
+// operands' rows' alignments (Layout::align_code) above, word 7 their way
+// offsets (Layout::way_code, 12 bits each), so words 3 to 5 and the low
+// half of 6 are zero when all operands are dense and alpha is 1); equal
+// exactly when the canonical Specs without their budgets are equal.
+inline constexpr size_t kPackedWords = 8;
 std::array<uint64_t, kPackedWords> PackProblem(const Spec& s);
 
 template <typename H>
@@ -186,11 +185,13 @@ H AbslHashValue(H h, const Spec& s) {
       static_cast<uint64_t>(b.l2_lines) << 7 ^
       static_cast<uint64_t>(b.l3_lines) << 23;
   // Dense operands with alpha 1 (nearly every Spec the search meets) add no
-  // step; their set spreads are folded into word 1.
+  // step; their tiles' facts (alignments, way offsets) are folded into word
+  // 1.
   if (p[3] != 0 || p[4] != 0 || p[5] != 0 || (p[6] & 0xFFFFFFFFu) != 0)
     h = H::combine(std::move(h), p[3], p[4], p[5], p[6]);
+  const uint64_t tile_facts = p[6] >> 32 | p[7] << 6;
   return H::combine(std::move(h), p[0],
-                    p[1] ^ (p[6] >> 32) * 0x9E3779B97F4A7C15ull,
+                    p[1] ^ tile_facts * 0x9E3779B97F4A7C15ull,
                     p[2] ^ budget);
 }
 
@@ -216,7 +217,7 @@ void CanonicalizeBudget(Spec& s);
 // like a tile of a dense operand's: the search's tiles and cache views say
 // nothing of the pitch, so problems with and without one share their
 // sub-problems, but for what the cost model needs of it: each plain
-// operand keeps how its rows spread over the L1 sets (Layout::AsTileOf,
+// operand keeps where its rows start in an L1 way (Layout::AsTileOf,
 // once: a tile of a tile keeps its matrix's), which decides whether a tall
 // view of it is dense (core/layout.h Dense).
 // Batch strides given as counts (the dense ones resolved against the

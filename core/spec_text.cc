@@ -176,7 +176,7 @@ absl::Status Parser::ParseOperand(absl::string_view name,
   // both once all are read.
   Order order = a.layout.order();
   Layout panels = a.layout.WithOrder(Order::kRowMajor);
-  std::optional<int> spread;
+  std::optional<int64_t> way;
   std::optional<bool> unaligned;
   for (absl::string_view p : absl::StrSplit(props, ',')) {
     if (auto l = ParseLevel(p)) {
@@ -193,10 +193,10 @@ absl::Status Parser::ParseOperand(absl::string_view name,
       absl::StatusOr<Layout> l = Layout::ParsePanels(p);
       if (!l.ok()) return Error(l.status().message());
       panels = *l;
-    } else if (p.size() > 4 && p.substr(0, 4) == "sets") {
-      absl::StatusOr<int> sp = Layout::ParseSpread(p);
-      if (!sp.ok()) return Error(sp.status().message());
-      spread = *sp;
+    } else if (p.size() > 3 && p.substr(0, 3) == "way") {
+      absl::StatusOr<int64_t> w = Layout::ParseWayOffset(p);
+      if (!w.ok()) return Error(w.status().message());
+      way = *w;
     } else if (p == "aligned" || p == "unaligned") {
       unaligned = p == "unaligned";
     } else if (p == "any") {
@@ -207,7 +207,7 @@ absl::Status Parser::ParseOperand(absl::string_view name,
     } else {
       return Error(absl::StrCat("property '", p, "' of operand ", name,
                                 " is unknown, must be gl, l3, l2, l1, vrf, "
-                                "row, col, pN, pNx2, pNsS, pNx2sS, setsN, aligned, "
+                                "row, col, pN, pNx2, pNsS, pNx2sS, wayN, aligned, "
                                 "unaligned or vN"));
     }
   }
@@ -221,13 +221,13 @@ absl::Status Parser::ParseOperand(absl::string_view name,
                               "row-major to interleave"));
   a.layout = panels.WithOrder(order);
   // What a tile keeps of its matrix's pitch: only plain tiles have a pitch.
-  if ((spread || unaligned) && a.layout.packed())
+  if ((way || unaligned) && a.layout.packed())
     return Error(absl::StrCat(
         "operand ", name,
-        spread ? " is packed and has a set spread, must be plain to have one"
+        way ? " is packed and has a way offset, must be plain to have one"
                : " is packed and says its rows' alignment, must be plain to "
                  "say it"));
-  if (spread) a.layout = a.layout.WithSpread(*spread);
+  if (way) a.layout = a.layout.WithWayOffset(*way);
   if (unaligned) a.layout = a.layout.WithUnalignedRows(*unaligned);
   if (a.layout.packed() && a.level == Level::kVRF)
     return Error(absl::StrCat("operand ", name,

@@ -235,10 +235,10 @@ struct CostParams {
   // `bytes` (>= 1): line_gl_band, at least the dense price.
   int64_t BandLine(int64_t bytes) const;
 };
-inline constexpr int kCostModelVersion = 20;
+inline constexpr int kCostModelVersion = 21;
 // Versions what the generator makes of a tree (the search space, the JIT):
 // part of every cache key and of the on-disk database's identity.
-inline constexpr int kGeneratorVersion = 17;
+inline constexpr int kGeneratorVersion = 18;
 
 struct CacheSizes {
   int64_t l1d = 32 << 10;

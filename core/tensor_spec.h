@@ -30,7 +30,7 @@ struct TensorAux {
   // The total order that breaks exact ties in cost (search/action.h), so the
   // chosen trees depend on it: dtype, level, the layout's order, the vector
   // width, then the layout's panel width, pairs, sections, leading
-  // dimension and set spread.
+  // dimension and way offset.
   friend auto operator<=>(const TensorAux& a, const TensorAux& b) {
     return a.Key() <=> b.Key();
   }
@@ -46,7 +46,7 @@ struct TensorAux {
     return std::make_tuple(dtype, level, layout.order(), vector_width,
                            layout.panel_width(), layout.row_group(),
                            layout.section_count(), layout.ld(),
-                           layout.spread_code());
+                           layout.way_code());
   }
 };
 

@@ -37,13 +37,13 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
       return absl::InvalidArgumentError(absl::StrCat(
           "cannot create kernel for ", PrintSpec(s), ": operand ", names[i],
           " is in ", Name(s.aux[i].level), ", must be in gl"));
-    // A set spread and a rows' alignment describe a tile of a larger matrix
+    // A way offset and a rows' alignment describe a tile of a larger matrix
     // (core/layout.h); an operand's own pitch says both (ld=).
     const Layout& l = s.aux[i].layout;
-    if (l.spread_code() != 0 || l.align_code() != 0)
+    if (l.way_code() != 0 || l.align_code() != 0)
       return absl::InvalidArgumentError(absl::StrCat(
           "cannot create kernel for ", PrintSpec(s), ": operand ", names[i],
-          l.spread_code() != 0 ? " has a set spread (" : " says its rows' alignment (",
+          l.way_code() != 0 ? " has a way offset (" : " says its rows' alignment (",
           l.Text(), "), which only the search's tiles carry; give its pitch "
           "as ld", names[i], "= instead"));
     // A matmul's B may come pre-packed in row-major panels (weights packed

@@ -85,11 +85,13 @@ class MemoTable {
     friend bool operator==(const Key&, const Key&) = default;
     template <typename H>
     friend H AbslHashValue(H h, const Key& k) {
-      // The leading dimensions', batch strides' and alpha's words are zero
-      // for dense Specs with alpha 1: no step. (Equality compares them all,
-      // so this only spreads.)
-      if (k.w[3] != 0 || k.w[4] != 0 || k.w[5] != 0 || k.w[6] != 0)
-        h = H::combine(std::move(h), k.w[3], k.w[4], k.w[5], k.w[6]);
+      // The leading dimensions', batch strides', alpha's and the tiles'
+      // facts' words are zero for dense Specs with alpha 1: no step.
+      // (Equality compares them all, so this only spreads.)
+      if (k.w[3] != 0 || k.w[4] != 0 || k.w[5] != 0 || k.w[6] != 0 ||
+          k.w[7] != 0)
+        h = H::combine(std::move(h), k.w[3], k.w[4], k.w[5], k.w[6],
+                       k.w[7]);
       return H::combine(std::move(h), k.w[0], k.w[1], k.w[2]);
     }
   };

@@ -24,7 +24,7 @@ TEST(CostSetsTest, RowsOnOneSetAreThoseOfAPitchOfWholeWays) {
   // A 4 KiB pitch (1024 floats), 16 KiB, and a tile of such a matrix.
   EXPECT_EQ(Layout(kRow).RowsOnOneSet(6, 1024, 4), 6);
   EXPECT_EQ(Layout(kRow).WithLd(4096).RowsOnOneSet(6, 64, 4), 6);
-  EXPECT_EQ(Layout(kRow).WithSpread(0).RowsOnOneSet(6, 64, 4), 6);
+  EXPECT_EQ(Layout(kRow).WithWayOffset(0).RowsOnOneSet(6, 64, 4), 6);
   // One row, a pitch of 2 KiB (two starts), 256 B, an odd one, panels.
   EXPECT_EQ(Layout(kRow).WithLd(4096).RowsOnOneSet(1, 64, 4), 0);
   EXPECT_EQ(Layout(kRow).WithLd(512).RowsOnOneSet(6, 64, 4), 0);
@@ -36,15 +36,18 @@ TEST(CostSetsTest, RowsOnOneSetAreThoseOfAPitchOfWholeWays) {
 TEST(CostSetsTest, ASmallTileKeepsOnlyWhetherItsRowsShareOneSet) {
   // Asked to (A's and C's tiles): stored where its own pitch says otherwise,
   // either way.
-  const Layout one_set = Layout(kRow).WithSpread(0);
-  const Layout all_sets = Layout(kRow).WithSpread(6);
-  EXPECT_EQ(one_set.Canonical(6, 64, 4, true).Text(), "sets1");
-  EXPECT_EQ(all_sets.Canonical(6, 1024, 4, true).Text(), "sets64");
+  const Layout one_set = Layout(kRow).WithWayOffset(0);
+  const Layout all_sets = Layout(kRow).WithWayOffset(64);
+  EXPECT_EQ(one_set.Canonical(6, 64, 4, true).Text(), "way0");
+  EXPECT_EQ(all_sets.Canonical(6, 1024, 4, true).Text(), "way64");
+  // Any offset but 0 says the same of so short a tile: one line.
+  EXPECT_EQ(Layout(kRow).WithWayOffset(12).Canonical(6, 1024, 4, true),
+            all_sets.Canonical(6, 1024, 4, true));
   // Not where it agrees, nor where neither is one set, nor for one row.
   EXPECT_EQ(one_set.Canonical(6, 1024, 4, true), Layout(kRow));
   EXPECT_EQ(all_sets.Canonical(6, 64, 4, true), Layout(kRow));
   EXPECT_EQ(one_set.Canonical(1, 64, 4, true), Layout(kRow));
-  // Not asked to (B's tiles): no spread at all.
+  // Not asked to (B's tiles): no offset at all.
   EXPECT_EQ(one_set.Canonical(6, 64, 4), Layout(kRow));
   // A Spec's A and C tiles of 6 rows keep it, B's does not; the dense Spec's
   // tiles have none.
@@ -57,7 +60,7 @@ TEST(CostSetsTest, ASmallTileKeepsOnlyWhetherItsRowsShareOneSet) {
   };
   const Spec strided = tile("matmul 64x64x64 f32 lda=4096 ldb=4096 ldc=4096");
   EXPECT_EQ(strided.Operand(0).RowsOnOneSet(), 6);
-  EXPECT_EQ(strided.Operand(1).layout().spread_code(), 0);
+  EXPECT_EQ(strided.Operand(1).layout().way_code(), 0);
   EXPECT_EQ(strided.Operand(2).RowsOnOneSet(), 6);
   const Spec dense = tile("matmul 64x64x64 f32");
   for (int i = 0; i < 3; ++i)
@@ -74,21 +77,21 @@ TEST(CostSetsTest, ACViewPaysTheLinesItsSetsCannotHold) {
   // 6 rows of A and of C on one set, and B's 256 lines in L1 (4 a set): 16
   // lines where 8 fit, on each of the 4 sets a 64-float row covers.
   const int64_t crowded =
-      view_c("matmul 6x64x64 f32 a=l1,sets1 b=l1,p32 c=sets1");
-  const int64_t spread = view_c("matmul 6x64x64 f32 a=l1 b=l1,p32 c=sets1");
+      view_c("matmul 6x64x64 f32 a=l1,way0 b=l1,p32 c=way0");
+  const int64_t spread = view_c("matmul 6x64x64 f32 a=l1 b=l1,p32 c=way0");
   EXPECT_EQ(crowded - spread, 8 * 4 * l2);
   // A's rows spread over the sets (or C's): nothing more.
-  EXPECT_EQ(view_c("matmul 6x64x64 f32 a=l1,sets1 b=l1,p32"), spread);
+  EXPECT_EQ(view_c("matmul 6x64x64 f32 a=l1,way0 b=l1,p32"), spread);
   // 4 rows: 4 + 4 + 4; 2 rows: 2 + 2 + 4 fit the ways.
-  EXPECT_EQ(view_c("matmul 4x64x64 f32 a=l1,sets1 b=l1,p32 c=sets1") -
-                view_c("matmul 4x64x64 f32 a=l1 b=l1,p32 c=sets1"),
+  EXPECT_EQ(view_c("matmul 4x64x64 f32 a=l1,way0 b=l1,p32 c=way0") -
+                view_c("matmul 4x64x64 f32 a=l1 b=l1,p32 c=way0"),
             4 * 4 * l2);
-  EXPECT_EQ(view_c("matmul 2x64x64 f32 a=l1,sets1 b=l1,p32 c=sets1"),
-            view_c("matmul 2x64x64 f32 a=l1 b=l1,p32 c=sets1"));
+  EXPECT_EQ(view_c("matmul 2x64x64 f32 a=l1,way0 b=l1,p32 c=way0"),
+            view_c("matmul 2x64x64 f32 a=l1 b=l1,p32 c=way0"));
   // B in L2 leaves its lines out; A in L2 still passes through L1. A row of
   // 32 floats covers 2 sets.
-  EXPECT_EQ(view_c("matmul 6x32x64 f32 a=l2,sets1 b=l2,p32 c=sets1") -
-                view_c("matmul 6x32x64 f32 a=l2 b=l2,p32 c=sets1"),
+  EXPECT_EQ(view_c("matmul 6x32x64 f32 a=l2,way0 b=l2,p32 c=way0") -
+                view_c("matmul 6x32x64 f32 a=l2 b=l2,p32 c=way0"),
             4 * 2 * l2);
   // ymm kernels, and prices that measured none, pay nothing.
   Target avx2 = Target::Avx2({.l1d = 32 << 10, .l2 = 1 << 20, .l3 = 16 << 20});
@@ -102,8 +105,8 @@ TEST(CostSetsTest, ACViewPaysTheLinesItsSetsCannotHold) {
       return testing::AloneCost(other->Bind(*ParseSpec(text)), *other,
                                 "view 2 l1");
     };
-    EXPECT_EQ(cost("matmul 6x64x64 f32 a=l1,sets1 b=l1,p32 c=sets1"),
-              cost("matmul 6x64x64 f32 a=l1 b=l1,p32 c=sets1"));
+    EXPECT_EQ(cost("matmul 6x64x64 f32 a=l1,way0 b=l1,p32 c=way0"),
+              cost("matmul 6x64x64 f32 a=l1 b=l1,p32 c=way0"));
   }
 }
 

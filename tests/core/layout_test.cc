@@ -149,48 +149,6 @@ TEST(LayoutTest, LinesAndRuns) {
   EXPECT_EQ(Layout(kCol).RunBytes(7, 13, 4), 28);
 }
 
-TEST(LayoutTest, SetSpreadFollowsThePitch) {
-  // Rows start on 4096 / gcd(pitch, 4096) line offsets of a way, at most 64.
-  EXPECT_EQ(Layout::SpreadOfPitch(4096), 0);
-  EXPECT_EQ(Layout::SpreadOfPitch(16384), 0);
-  EXPECT_EQ(Layout::SpreadOfPitch(3072), 2);
-  EXPECT_EQ(Layout::SpreadOfPitch(512), 3);
-  EXPECT_EQ(Layout::SpreadOfPitch(64), 6);
-  EXPECT_EQ(Layout::SpreadOfPitch(400), 6);  // not line-aligned: every set
-  // A matrix's own pitch (its leading dimension, or its row), kept by tiles.
-  EXPECT_EQ(Layout(kRow).SetSpread(64, 128, 4), 3);
-  EXPECT_EQ(Layout(kRow).WithLd(1024).SetSpread(64, 128, 4), 0);
-  EXPECT_EQ(Layout(kCol).SetSpread(128, 64, 4), 3);
-  const Layout tile = Layout(kRow).AsTileOf(64, 128, 4);
-  EXPECT_EQ(tile.SetSpread(64, 64, 4), 3);
-  EXPECT_EQ(tile.AsTileOf(64, 64, 4), tile);  // a tile of a tile: the same
-  EXPECT_EQ(Layout(kRow).WithLd(1024).AsTileOf(64, 128, 4).ld(), 0);
-  EXPECT_EQ(Layout::Panels(kRow, 16).AsTileOf(64, 128, 4),
-            Layout::Panels(kRow, 16));
-}
-
-TEST(LayoutTest, DenseWhenTheRowsFitTheSets) {
-  // At a 4 KiB pitch every row starts on one set: at most kDenseRows rows.
-  const Layout far = Layout(kRow).WithLd(1024);
-  EXPECT_TRUE(far.Dense(8, 1000, 4));
-  EXPECT_FALSE(far.Dense(9, 1000, 4));
-  EXPECT_FALSE(far.AsTileOf(64, 1024, 4).Dense(64, 64, 4));
-  // At 512 B rows start on 8 sets, 8 apart: 64 rows of up to 8 lines fill
-  // each set 8 times, 72 rows 9 times.
-  const Layout near = Layout(kRow).AsTileOf(64, 128, 4);
-  EXPECT_TRUE(near.Dense(64, 64, 4));
-  EXPECT_TRUE(near.Dense(64, 128, 4));
-  EXPECT_FALSE(near.Dense(72, 64, 4));
-  // An odd pitch spreads the rows over every set: as many lines as 8 ways
-  // of 64 sets hold (512), no more.
-  const Layout odd = Layout(kRow).AsTileOf(100, 100, 4);  // 400 B
-  EXPECT_TRUE(odd.Dense(64, 100, 4));                     // 64 x 7 lines
-  EXPECT_TRUE(odd.Dense(512, 1, 4));
-  EXPECT_FALSE(odd.Dense(100, 100, 4));                   // 100 x 7 lines
-  // Column-major: the columns are the outer rows.
-  EXPECT_TRUE(Layout(kCol).AsTileOf(128, 64, 4).Dense(64, 64, 4));
-}
-
 TEST(LayoutTest, RowsAreUnalignedWhenThePitchIsNotAMultipleOf32Bytes) {
   // A matrix's own pitch: its row, or its leading dimension.
   EXPECT_FALSE(Layout(kRow).UnalignedRows(64, 64, 4));             // 256 B
@@ -233,20 +191,6 @@ TEST(LayoutTest, RowsAreUnalignedWhenThePitchIsNotAMultipleOf32Bytes) {
                    .UnalignedRows(3, 5, 4));
   // What an action says of a layout leaves the tile's facts out.
   EXPECT_EQ(odd.WithoutTileFacts(), Layout(kRow));
-}
-
-TEST(LayoutTest, SetSpreadText) {
-  const Layout l = Layout(kCol).WithSpread(3);
-  EXPECT_EQ(l.Text(), "col,sets8");
-  EXPECT_EQ(Layout(kRow).WithSpread(0).Text(), "sets1");
-  EXPECT_EQ(Layout::ParseSpread("sets8").value(), 3);
-  EXPECT_EQ(Layout::ParseSpread("sets64").value(), 6);
-  EXPECT_FALSE(Layout::ParseSpread("sets3").ok());
-  EXPECT_FALSE(Layout::ParseSpread("sets128").ok());
-  EXPECT_FALSE(Layout::ParseSpread("setsx").ok());
-  // Canonical: a tile of few enough rows is dense at any pitch.
-  EXPECT_EQ(Layout(kRow).WithSpread(3).Canonical(8, 64, 4), Layout(kRow));
-  EXPECT_EQ(Layout(kRow).WithSpread(3).Canonical(9, 64, 4).Text(), "sets8");
 }
 
 TEST(LayoutTest, Canonical) {

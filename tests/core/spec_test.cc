@@ -284,12 +284,11 @@ TEST(CanonicalTest, LeadingDimensionIsPartOfTheProblem) {
     EXPECT_NE(s, dense);
     EXPECT_NE(PackProblem(s), PackProblem(dense));
     EXPECT_NE(absl::HashOf(s), absl::HashOf(dense));
-    // Without it, the tiles keep how its rows spread over the L1 sets: 400
-    // bytes apart on all 64, unlike the dense 256 bytes (16 sets), and
-    // 4352 bytes apart like them.
+    // Without it, the tiles keep where its rows start in an L1 way: 400
+    // bytes on, unlike the dense 256 bytes, and 4352 bytes apart like them.
     const Spec tiles = WithoutLds(s);
     EXPECT_EQ(tiles.aux[i].layout.ld(), 0);
-    EXPECT_EQ(tiles.aux[i].layout.SetSpread(64, 64, 4), 6);
+    EXPECT_EQ(tiles.aux[i].layout.WayOffset(64, 64, 4), 400);
     EXPECT_NE(tiles, WithoutLds(dense));
     a[i].layout = Layout(Order::kRowMajor).WithLd(1088);
     EXPECT_EQ(WithoutLds(Spec::Matmul(64, 64, 64, a[0], a[1], a[2])),

@@ -67,12 +67,12 @@ TEST(BatchLoopTest, TheBodyIsTheBatchOneMatmul) {
     if (d == "tile b 1") {
       ASSERT_EQ(c.expansion.children.size(), 1u);
       const Spec& body = c.expansion.children[0];
-      // No leading dimension; how each operand's rows spread over the L1
-      // sets stays (A's rows 280 bytes apart, B's and C's 256), and that
+      // No leading dimension; where each operand's rows start in an L1
+      // way stays (A's rows 280 bytes apart, B's and C's 256), and that
       // A's start off 32-byte boundaries.
       EXPECT_EQ(PrintSpec(body).rfind(
-                    "matmul 13x64x64 f32 a=sets64,unaligned b=sets16 "
-                    "c=sets16 serial budget=",
+                    "matmul 13x64x64 f32 a=way280,unaligned b=way256 "
+                    "c=way256 serial budget=",
                     0),
                 0u)
           << PrintSpec(body);
