@@ -207,8 +207,8 @@ absl::Status Parser::ParseOperand(absl::string_view name,
     } else {
       return Error(absl::StrCat("property '", p, "' of operand ", name,
                                 " is unknown, must be gl, l3, l2, l1, vrf, "
-                                "row, col, pN, pNx2, pNsS, pNx2sS, wayN, aligned, "
-                                "unaligned or vN"));
+                                "row, col, pN, pNx2, pNsS, pNx2sS, wayN, "
+                                "aligned, unaligned or vN"));
     }
   }
   if (panels.in_sections() && order != Order::kRowMajor)

@@ -43,7 +43,8 @@ absl::Status CheckSupported(const Spec& s, const Target& t) {
     if (l.way_code() != 0 || l.align_code() != 0)
       return absl::InvalidArgumentError(absl::StrCat(
           "cannot create kernel for ", PrintSpec(s), ": operand ", names[i],
-          l.way_code() != 0 ? " has a way offset (" : " says its rows' alignment (",
+          l.way_code() != 0 ? " has a way offset ("
+                            : " says its rows' alignment (",
           l.Text(), "), which only the search's tiles carry; give its pitch "
           "as ld", names[i], "= instead"));
     // A matmul's B may come pre-packed in row-major panels (weights packed

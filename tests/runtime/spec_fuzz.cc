@@ -181,10 +181,10 @@ amarena_status RunOnZeros(const amarena_kernel* k, size_t max_bytes,
   }
   size_t total = 0;
   std::vector<size_t> bytes;
+  // What each operand spans over the batch: (b - 1) batch strides and one
+  // matrix (a batch stride may exceed a matrix with a leading dimension).
   for (int i = 0; i < s->NumOperands(); ++i) {
-    const amarena::TensorSpec t = s->Operand(i);
-    bytes.push_back(static_cast<size_t>(t.StoredElements()) *
-                    amarena::SizeOf(t.aux.dtype) * static_cast<size_t>(s->b));
+    bytes.push_back(static_cast<size_t>(s->BatchedBytes(i)));
     total += bytes.back();
   }
   if (total > max_bytes) return AMARENA_OK;  // created, too big to run here
