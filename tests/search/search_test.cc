@@ -419,7 +419,7 @@ TEST(SearchTest, LowerBoundNeverExceedsTheBestCost) {
 }
 
 // A view of a wider matrix costs what the same problem as a tile costs
-// (WithoutLds: no leading dimension, each operand's set spread kept; every
+// (WithoutLds: no leading dimension, each operand's way offset kept; every
 // view is priced per row), its tree is consistent, and below the Specs of
 // the whole operands (the root, its zero and accumulate) no Spec carries a
 // leading dimension: tiles and cache views share the tile problem's.
