@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <charconv>
 #include <cstring>
 
@@ -217,9 +216,25 @@ absl::StatusOr<int64_t> Layout::ParseWayOffset(absl::string_view p) {
   return n;
 }
 
+namespace {
+
+// What a plain (rows x cols) matrix's own pitch says of its rows: where
+// each starts in a way, and whether they are unaligned.
+int64_t OwnWayOffset(const Layout& l, int64_t rows, int64_t cols,
+                     int64_t es) {
+  return l.Pitch(rows, cols) * es % Layout::kWayBytes;
+}
+bool OwnPitchUnaligned(const Layout& l, int64_t rows, int64_t cols,
+                       int64_t es) {
+  return l.OuterExtent(rows, cols) > 1 &&
+         l.Pitch(rows, cols) * es % Layout::kAlignBytes != 0;
+}
+
+}  // namespace
+
 int64_t Layout::WayOffset(int64_t rows, int64_t cols, int64_t es) const {
   if (way_ != 0) return 2 * (way_ - 1);
-  return Pitch(rows, cols) * es % kWayBytes;
+  return OwnWayOffset(*this, rows, cols, es);
 }
 
 Layout Layout::AsTileOf(int64_t rows, int64_t cols, int64_t es) const {
@@ -229,17 +244,6 @@ Layout Layout::AsTileOf(int64_t rows, int64_t cols, int64_t es) const {
   l.align_ = UnalignedRows(rows, cols, es) ? 2 : 1;
   return l;
 }
-
-namespace {
-
-// What a plain (rows x cols) matrix's own pitch says of its rows.
-bool OwnPitchUnaligned(const Layout& l, int64_t rows, int64_t cols,
-                       int64_t es) {
-  return l.OuterExtent(rows, cols) > 1 &&
-         l.Pitch(rows, cols) * es % Layout::kAlignBytes != 0;
-}
-
-}  // namespace
 
 bool Layout::UnalignedRows(int64_t rows, int64_t cols, int64_t es) const {
   if (packed()) return false;
@@ -335,7 +339,7 @@ void Layout::Canonicalize(int64_t rows, int64_t cols, int64_t es,
   if (packed()) way_ = 0;
   if (way_ != 0 && outer <= kDenseRows) {
     const bool stored_one_set = way_ == 1;
-    const bool own_one_set = Pitch(rows, cols) * es % kWayBytes == 0;
+    const bool own_one_set = OwnWayOffset(*this, rows, cols, es) == 0;
     if (!one_set || outer < 2 || stored_one_set == own_one_set)
       way_ = 0;
     else if (!stored_one_set)
