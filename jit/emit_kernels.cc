@@ -58,6 +58,22 @@ void PrefetchB(Emitter& e, const View& b, int64_t n, int vw, int es) {
   }
 }
 
+// In the tile that fills a buffer on first use (View::tee, B read from
+// where it is), prefetches into L2 the next tile's piece of this row of B:
+// the lines after the `bytes` read now, which the next tile along n reads
+// (core/kernels.h, kFillPrefetchMinPitch). A pitch the hardware's stride
+// prefetcher follows needs none.
+void PrefetchNextTile(Emitter& e, const View& b, int64_t bytes) {
+  if (!b.tee || b.row_stride <= kFillPrefetchMinPitch) return;
+  // The first byte past each line the next piece reaches beyond this one's
+  // last (whatever the row's alignment): one prefetch per line.
+  for (int64_t byte = 0; byte < bytes; byte += kLineBytes) {
+    const int64_t off = b.Offset(0, 0) + bytes + byte + kLineBytes - 1;
+    if (off != static_cast<int32_t>(off)) continue;
+    e.prefetcht1(e.ptr[b.base + static_cast<int32_t>(off)]);
+  }
+}
+
 // C[m, n] (registers) += alpha * A[m, 1] * B[1, n]. Registers: m*ceil(n/vw)
 // accumulators (the C operand) + ceil(n/vw) for B's row + 1 broadcast (+ 1
 // AVX2 mask for a partial last vector), as BroadcastFmaScratch says. alpha
@@ -73,6 +89,7 @@ void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
   const bool b_bf16 = s.aux[1].dtype == DType::kBF16;
   const int mask = b_bf16 ? -1 : MaybeMaskReg(e, s.n, vw);
   PrefetchB(e, b, s.n, vw, b_bf16 ? 2 : 4);
+  PrefetchNextTile(e, b, (b_bf16 ? 2 : 4) * s.n);
   std::vector<int> bregs;
   for (int64_t j = 0; j < nv; ++j) {
     int r = e.AllocVreg();
@@ -91,10 +108,11 @@ void BroadcastFma(Emitter& e, const Spec& s, std::span<const View> v) {
       AMARENA_JIT_CHECK(b.col_stride == 4 || b.panel_axis == Axis::kCols ||
                         valid == 1);
       VectorAccess(e, /*load=*/true, r, b.At(0, j * vw), vw, valid, mask);
-      if (b.tee) {  // filling a buffer on first use: whole vectors only
-        AMARENA_JIT_CHECK(valid == vw);
-        e.vmovups(b.tee->At(0, j * vw), Emitter::VecW(r, vw));
-      }
+      // Filling a buffer on first use: each vector as loaded, a partial
+      // one under the same mask.
+      if (b.tee)
+        VectorAccess(e, /*load=*/false, r, b.tee->At(0, j * vw), vw, valid,
+                     mask);
     }
     if (scale_b) Scale(e, s, r, vw);
   }

@@ -167,6 +167,37 @@ TEST_P(FillOnFirstUse, NestedTilesOfMFillAndMatchTheReference) {
   }
 }
 
+// Rows that end in a partial vector (n not a multiple of the vector width):
+// the first tile stores that vector into the buffer under the mask it loaded
+// it with, and the later tiles read it the same way.
+TEST_P(FillOnFirstUse, PartialVectorsFillAndMatchTheReference) {
+  const bool zmm = GetParam() == Isa::kAvx512;
+  const int64_t tile = zmm ? 6 : 2, panel = zmm ? 32 : 16;
+  for (int64_t n : {panel - 4, 2 * panel - 3, panel + 1}) {
+    for (const std::string rest : {"", " ldb=4099 alpha=3", " accum"}) {
+      const std::string text =
+          absl::StrCat("matmul 13x37x", n, " f32", rest);
+      const std::string schedule = absl::StrCat(
+          "pack 1 l1 p", panel, ";*;tile m ", tile, ";*",
+          13 % tile != 0 ? ";*" : "");
+      EXPECT_EQ(Check(text, schedule), 1) << text << " | " << schedule;
+    }
+  }
+}
+
+// A loop along m inside the first tile below a loop along n (`tile m 12;
+// tile n 32; tile m 6`): each of its tiles would read B from where it was
+// again, so the buffer is copied ahead.
+TEST_P(FillOnFirstUse, TilesOfMBelowTheFirstTileCopyAhead) {
+  const bool zmm = GetParam() == Isa::kAvx512;
+  const std::string text =
+      zmm ? "matmul 24x64x64 f32" : "matmul 16x64x32 f32";
+  const std::string schedule =
+      zmm ? "pack 1 l1 p32;*;tile m 12;tile n 32;tile m 6;*"
+          : "pack 1 l1 p16;*;tile m 8;tile n 16;tile m 2;*";
+  EXPECT_EQ(Check(text, schedule), 0) << text << " | " << schedule;
+}
+
 // The search's own trees for odd shapes, pitches and alpha: whichever fill,
 // both ways match; some do (on the fixed targets' prices).
 TEST_P(FillOnFirstUse, SearchedTreesMatchTheReferenceBothWays) {
