@@ -22,7 +22,7 @@ namespace {
 //   into a remainder after the loop is paid by its last back-edge) or the
 //   remainder of a split that runs its body once (which pays the remainder's
 //   code, at least a line at L2's price), each charged once for all that is
-//   held: C's registers, or the VRF budget less `least_scratch` (the fewest
+//   held: C's registers, or the register file less `least_scratch` (the fewest
 //   scratch registers of the kernels that may run, which run beside it);
 // - or leaves registers, paying a store and a load for its vector (of at
 //   most the target's lanes).
@@ -33,10 +33,14 @@ int64_t LeastKStepCost(const Spec& spec, const Target& t, int64_t k_per_call,
   const int64_t steps = (spec.k + k_per_call - 1) / k_per_call - 1;
   if (steps <= 0) return 0;
   const TensorSpec c = spec.Operand(2);
+  // The whole register file, not the Spec's budget: the search keeps one
+  // bound per Spec whatever its budget (MemoTable's KeyInfo, the bound
+  // cache), so the bound must hold under every budget, and more registers
+  // only lower it.
   const int64_t held_vectors =
       c.aux.level == Level::kVRF
           ? c.Registers()
-          : std::max(1, spec.budget->vrf - least_scratch);
+          : std::max(1, t.MaxBudget().vrf - least_scratch);
   const int64_t step =
       std::min({t.cost.loop_iteration, t.cost.loop_iteration_stack,
                 t.cost.Line(Level::kL2, true)});

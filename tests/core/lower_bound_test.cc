@@ -34,7 +34,7 @@ TEST(LowerBoundTest, ChargesTheStepsAlongK) {
   const std::optional<Cost> best = searcher.BestCost(many);
   ASSERT_TRUE(best.has_value());
   EXPECT_LE(many_bound, best->main);
-  // A C outside registers holds at most the VRF budget less a kernel's
+  // A C outside registers holds at most the register file less a kernel's
   // scratch, 16 - 2 ymm: a back-edge carries 112 of the 96 x 63 steps.
   auto in_l1 = [&](int64_t k) {
     return LowerBound(Canonical(*ParseSpec(
@@ -45,6 +45,27 @@ TEST(LowerBoundTest, ChargesTheStepsAlongK) {
   };
   EXPECT_EQ(in_l1(64) - in_l1(1) - 63 * one_bound,
             96 * 63 * t.cost.loop_iteration / (14 * 8));
+}
+
+// The search keeps one bound per Spec whatever its budget (search/memo_table.h,
+// KeyInfo::lower, and a cache by key), so the bound may not depend on the
+// budget: with fewer registers every tree costs at least as much, and the
+// bound computed under any budget holds under each.
+TEST(LowerBoundTest, IsTheSameUnderEveryBudget) {
+  const Target t = Avx2();
+  Searcher searcher(t);
+  int64_t first = -1;
+  for (int vrf : {4, 8, 16}) {
+    const Spec s = Canonical(*ParseSpec(absl::StrCat(
+        "matmul 6x64x16 f32 accum a=l1 b=l1 c=l1 serial budget=vrf:", vrf,
+        ",gpr:4,l1:0,l2:0,l3:0")));
+    const int64_t bound = LowerBound(s, t);
+    if (first < 0) first = bound;
+    EXPECT_EQ(bound, first) << "vrf:" << vrf;
+    const std::optional<Cost> best = searcher.BestCost(s);
+    ASSERT_TRUE(best.has_value()) << "vrf:" << vrf;
+    EXPECT_LE(bound, best->main) << "vrf:" << vrf;
+  }
 }
 
 }  // namespace
