@@ -120,8 +120,9 @@ void Views(const Spec& s, const Target& t, std::vector<Candidate>& out,
     if (s.b > 1 && s.batch_stride[static_cast<size_t>(i)] != 0) continue;
     const int64_t lines = s.Operand(i).Lines();
     for (Level to : kCacheLevels) {
-      if (!Faster(to, from.level) || !t.WorthPlacing(to, lines)) continue;
-      if (to == Level::kL3 || (only != nullptr && only->to.level != to))
+      if (!Faster(to, from.level) || to == Level::kL3) continue;
+      // Applying an action (only set) takes any level: see PackOperand.
+      if (only != nullptr ? only->to.level != to : !t.WorthPlacing(to, lines))
         continue;
       // Rows that crowd more lines into an L1 set than it has ways evict
       // each other on every pass of the loops below, so such a tile is no
@@ -141,7 +142,7 @@ void Views(const Spec& s, const Target& t, std::vector<Candidate>& out,
 // A bf16 C's f32 buffer, row-major (what the register tiles load and
 // store).
 void BufferBf16Output(const Spec& s, const Target& t,
-                      std::vector<Candidate>& out) {
+                      std::vector<Candidate>& out, bool anywhere) {
   const TensorAux& from = s.aux[2];
   if (from.dtype != DType::kBF16 || from.level == Level::kVRF ||
       from.level == Level::kL1)
@@ -151,16 +152,26 @@ void BufferBf16Output(const Spec& s, const Target& t,
     TensorAux aux{DType::kF32, to, Layout(), 0};
     TensorSpec buffer = s.Operand(2);
     buffer.aux = aux;
-    if (!t.WorthPlacing(to, buffer.Lines())) continue;
+    if (!anywhere && !t.WorthPlacing(to, buffer.Lines())) continue;
     if (auto c = MakeAlloc(s, 2, aux, AllocKind::kBuffer))
       out.push_back(*std::move(c));
   }
 }
 
-void PackOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
+// Every pack (`only` null), or the candidates ApplyAction picks `only` from.
+// Where a buffer is worth placing (Target::WorthPlacing) is a rule of the
+// space the search enumerates, not of what is valid: an action applied
+// (replay, or a remainder following its body, search/remainder.cc) may place
+// a buffer anywhere its budget allows. (A k remainder of 145 rows following
+// a body that packs its 1024 rows of B into L3 packs its own into L3 too;
+// refused, the remainder was searched afresh, with a quarter of the Specs
+// the search solved for 509x1169x1329.)
+void PackOperand(const Spec& s, const Target& t, std::vector<Candidate>& out,
+                 const Action* only) {
   // Above the batch loop only a B the whole batch shares: packed once.
   if (!s.IsMatmul() || (s.b > 1 && !s.SharedB())) return;
-  if (s.b == 1) BufferBf16Output(s, t, out);
+  const bool anywhere = only != nullptr;
+  if (s.b == 1) BufferBf16Output(s, t, out, anywhere);
   const int i = 1;
   const TensorAux& from = s.aux[i];
   if (from.level == Level::kVRF || from.level == Level::kL1 ||
@@ -193,7 +204,7 @@ void PackOperand(const Spec& s, const Target& t, std::vector<Candidate>& out) {
         aux.layout = aux.layout.InSections(from.layout.section_count());
       TensorSpec buffer = s.Operand(i);
       buffer.aux = aux;
-      if (!t.WorthPlacing(to, buffer.Lines())) continue;
+      if (!anywhere && !t.WorthPlacing(to, buffer.Lines())) continue;
       if (auto c = MakeAlloc(s, i, aux, AllocKind::kBuffer))
         out.push_back(*std::move(c));
     }
@@ -289,7 +300,9 @@ extern const Rewrite kViewRewrite = {.name = "view",
 
 extern const Rewrite kPackRewrite = {.name = "pack",
                                      .keyword = Verb(AllocKind::kBuffer),
-                                     .enumerate = PackOperand,
+                                     .enumerate = EnumerateAll<PackOperand>,
+                                     .enumerate_one =
+                                         EnumerateOne<PackOperand>,
                                      .owns = OwnsMove<AllocKind::kBuffer>,
                                      .describe = DescribeMove,
                                      .parse = ParseMove<AllocKind::kBuffer>};

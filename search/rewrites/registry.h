@@ -9,9 +9,10 @@
 //   - `owns`: which Actions are its;
 //   - `describe` / `parse`: an action to its descriptor and back.
 // An action is applied by enumerating its owner's candidates for the Spec and
-// taking the equal one (ApplyAction), so replay accepts exactly the actions the
-// search could have chosen. Adding a rewrite is one such value and one line in
-// the list in registry.cc.
+// taking the equal one (ApplyAction), so replay accepts the actions the search
+// could have chosen (and the placements it leaves out only as not worth it,
+// which a followed remainder re-applies: moves.cc). Adding a rewrite is one
+// such value and one line in the list in registry.cc.
 //
 //   std::vector<Candidate> cands = EnumerateCandidates(spec, target);
 //   std::string d = Describe(cands[0].action);      // "tile m 8"
