@@ -35,8 +35,12 @@ TEST(SampledFiguresTest, EachRoundTimesEveryFigureOnceAtItsSizedCount) {
   ASSERT_GE(cold.size(), 2u);
   const int64_t cold_n = cold.back();
   const int64_t warm_n = warm.back();
-  EXPECT_GE(cold_n, 8);  // 20 us of runs of about n us: 32, barring a stall
-  EXPECT_GE(warm_n, 16);
+  // A run of n units lasts at least n us of the clock the sizing reads, so
+  // sizing stops by 32 (20 us) and 64 (40 us). It may stop sooner: that clock
+  // can jump within a run on a loaded machine (a run of 4 read 20 us once
+  // under ctest -j2), so there is no lower bound to assert.
+  EXPECT_LE(cold_n, 32);
+  EXPECT_LE(warm_n, 64);
   for (size_t i = 1; i + 1 < cold.size(); ++i)
     EXPECT_EQ(cold[i], 2 * cold[i - 1]);
   const size_t cold_calls = cold.size(), warm_calls = warm.size();
