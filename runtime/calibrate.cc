@@ -252,11 +252,11 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
     r.bytes = sets[i];
     const double lines = static_cast<double>(sets[i] / kLine);
     r.dense_cycles = (i < 3 ? samples.Get(dense_figure[i])
-                            : CycleTimer::FirstQuartile(dram_dense))
+                            : CycleTimer::MedianOf(dram_dense))
                          .cycles /
                      lines;
     r.strided_cycles = (i < 3 ? samples.Get(strided_figure[i])
-                              : CycleTimer::FirstQuartile(dram_strided))
+                              : CycleTimer::MedianOf(dram_strided))
                            .cycles /
                        lines;
   }

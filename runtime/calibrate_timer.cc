@@ -48,6 +48,14 @@ CycleTimer::Figure CycleTimer::FirstQuartile(std::vector<Figure> runs) {
   return runs[i];
 }
 
+CycleTimer::Figure CycleTimer::MedianOf(std::vector<Figure> runs) {
+  const size_t i = (runs.size() - 1) / 2;
+  std::nth_element(
+      runs.begin(), runs.begin() + static_cast<std::ptrdiff_t>(i), runs.end(),
+      [](const Figure& a, const Figure& b) { return a.cycles < b.cycles; });
+  return runs[i];
+}
+
 double CycleTimer::Ghz() const { return 1 / Median(ns_per_cycle_); }
 
 int64_t CycleTimer::ChainNs(int64_t iters) {

@@ -72,5 +72,19 @@ TEST(CycleTimerTest, FirstQuartileIsTheSecondLeastOfSevenAndTheLeastOfFour) {
   EXPECT_EQ(CycleTimer::FirstQuartile(many).cycles, 6.0);  // (24 - 1) / 4
 }
 
+// The DRAM passes' figure: three fast passes of eight (a shared L3 that
+// kept part of the set) do not move it.
+TEST(CycleTimerTest, MedianOfEightIsTheFourthLeast) {
+  std::vector<CycleTimer::Figure> eight;
+  for (double c : {48.0, 41.1, 43.3, 41.0, 47.9, 47.8, 48.1, 48.0})
+    eight.push_back({c, 2 * c});
+  const CycleTimer::Figure m = CycleTimer::MedianOf(eight);
+  EXPECT_EQ(m.cycles, 47.8);
+  EXPECT_EQ(m.ns, 95.6);
+  EXPECT_EQ(CycleTimer::FirstQuartile(eight).cycles, 41.1);
+  std::vector<CycleTimer::Figure> one = {{7, 1}};
+  EXPECT_EQ(CycleTimer::MedianOf(one).cycles, 7.0);
+}
+
 }  // namespace
 }  // namespace amarena::calibrate_loops
