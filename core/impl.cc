@@ -54,6 +54,13 @@ Axis OperandAxis(const Spec& s, int i, Dim d) {
   return Axis::kNone;
 }
 
+Expansion ExpansionOf(const ImplNode& node) {
+  Expansion e;
+  static_cast<Step&>(e) = node.how;
+  for (const auto& c : node.children) e.children.push_back(c->spec);
+  return e;
+}
+
 int64_t BatchStep(const Spec& s, int i, int64_t tile) {
   return s.IsMatmul() && s.b > 1 ? tile * s.BatchStride(i) : 0;
 }
@@ -61,7 +68,7 @@ int64_t BatchStep(const Spec& s, int i, int64_t tile) {
 namespace {
 
 std::string Describe(const ImplNode& node) {
-  const Expansion& e = node.how;
+  const Step& e = node.how;
   switch (e.type) {
     case NodeType::kLoop:
       return absl::StrCat(e.loop.dim == Dim::kK ? "split k" : "tile ",
@@ -100,7 +107,7 @@ void Print(const ImplNode& node, int depth, absl::string_view role,
   absl::StrAppend(&out, line, "  ", PrintSpec(node.spec),
                   "  cost=", node.cost.main,
                   " peak=", PrintPeak(node.cost.peak), "\n");
-  const Expansion& e = node.how;
+  const Step& e = node.how;
   for (size_t i = 0; i < node.children.size(); ++i) {
     absl::string_view child_role;
     if (e.type == NodeType::kLoop && i == 1) child_role = "rem: ";

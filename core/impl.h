@@ -100,11 +100,16 @@ struct AllocInfo {
   bool epilogue = false;
 };
 
-struct Expansion {
+// What a node does: its kind and parameters, without its children's Specs.
+struct Step {
   NodeType type = NodeType::kKernel;
   LoopInfo loop;
   AllocInfo alloc;
   KernelId kernel = KernelId::kScalarFma;
+};
+
+// A step with the Specs of the children it makes, as a rewrite offers it.
+struct Expansion : Step {
   // At most three: [prologue,] body[, epilogue] or body[, remainder] (inline:
   // the search builds millions of these).
   absl::InlinedVector<Spec, 3> children;
@@ -112,7 +117,10 @@ struct Expansion {
 
 struct ImplNode {
   Spec spec;
-  Expansion how;
+  // The node keeps its step only: its children's Specs are theirs (a node
+  // with its expansion inline was 896 bytes, two thirds of a cold search's
+  // memory the trees it builds to follow remainders).
+  Step how;
   Cost cost;
   std::vector<std::shared_ptr<const ImplNode>> children;
 
@@ -121,6 +129,9 @@ struct ImplNode {
   }
 };
 using ImplPtr = std::shared_ptr<const ImplNode>;
+
+// The node's step with its children's Specs (ComposeCost costs it).
+Expansion ExpansionOf(const ImplNode& node);
 
 // One line per node, indented by depth: what the node does, then its Spec and
 // cost.

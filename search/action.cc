@@ -2,7 +2,7 @@
 
 namespace amarena {
 
-Action ActionOf(const Expansion& e) {
+Action ActionOf(const Step& e) {
   Action a;
   switch (e.type) {
     case NodeType::kLoop:

@@ -41,7 +41,7 @@ struct Action {
 };
 
 // The action that produced an expansion (what the search stored for it).
-Action ActionOf(const Expansion& e);
+Action ActionOf(const Step& e);
 
 struct Candidate {
   Action action;

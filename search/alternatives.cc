@@ -85,7 +85,8 @@ class Builder {
       for (ImplPtr& s : sub) {
         std::vector<ImplPtr> children = n->children;
         children[i] = std::move(s);
-        out.push_back(MakeNode(n->spec, n->how, std::move(children), t_));
+        out.push_back(
+            MakeNode(n->spec, ExpansionOf(*n), std::move(children), t_));
       }
     }
     pristine = pristine && IsBestAction(*n);

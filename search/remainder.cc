@@ -40,7 +40,7 @@ ImplPtr Searcher::Follow(const Spec& r, const ImplPtr& like) {
 ImplPtr Searcher::FollowUncached(const Spec& r, const ImplPtr& like) {
   if (ObviouslyInfeasible(r)) return nullptr;
   ++stats_.remainders_followed;
-  const Expansion& how = like->how;
+  const Step& how = like->how;
   const Action action = ActionOf(how);
   if (how.type == NodeType::kLoop && how.loop.tile >= Extent(r, how.loop.dim))
     return Follow(r, like->children[0]);
@@ -52,8 +52,8 @@ ImplPtr Searcher::FollowUncached(const Spec& r, const ImplPtr& like) {
   if (!c.ok()) return searched();
   auto node = std::make_shared<ImplNode>();
   node->spec = r;
-  node->how = std::move(c->expansion);
-  const auto& kids = node->how.children;
+  node->how = c->expansion;
+  const auto& kids = c->expansion.children;
   // Every child follows like's child in its place; a remainder of r's own
   // loop where like's loop has none follows r's body.
   const bool loop = node->how.type == NodeType::kLoop;
@@ -67,7 +67,7 @@ ImplPtr Searcher::FollowUncached(const Spec& r, const ImplPtr& like) {
     costs.push_back(child->cost);
     node->children.push_back(std::move(child));
   }
-  node->cost = ComposeCost(r, node->how, costs, target_);
+  node->cost = ComposeCost(r, c->expansion, costs, target_);
   if (!node->cost.peak.FitsIn(*r.budget)) return searched();
   return node;
 }

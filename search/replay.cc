@@ -51,7 +51,7 @@ absl::StatusOr<ImplPtr> Build(const Spec& s,
     node->children.push_back(std::move(built));
   }
   node->cost = ComposeCost(s, c.expansion, costs, t);
-  node->how = std::move(c.expansion);
+  node->how = c.expansion;
   return ImplPtr(std::move(node));
 }
 

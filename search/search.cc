@@ -438,18 +438,18 @@ ImplPtr Searcher::Tree(const Spec& s) {
 ImplPtr Searcher::WithBestChildren(const Spec& s, Expansion how) {
   auto node = std::make_shared<ImplNode>();
   node->spec = s;
-  node->how = std::move(how);
-  const auto& kids = node->how.children;
+  node->how = how;
+  const auto& kids = how.children;
   std::vector<Cost> costs;
   for (size_t i = 0; i < kids.size(); ++i) {
-    ImplPtr child = i == 1 && RemainderFollows(node->how)
+    ImplPtr child = i == 1 && RemainderFollows(how)
                         ? Follow(kids[1], node->children[0])
                         : Tree(kids[i]);
     if (child == nullptr) return nullptr;
     costs.push_back(child->cost);
     node->children.push_back(std::move(child));
   }
-  node->cost = ComposeCost(s, node->how, costs, target_);
+  node->cost = ComposeCost(s, how, costs, target_);
   return node;
 }
 
