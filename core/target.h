@@ -238,7 +238,7 @@ struct CostParams {
 inline constexpr int kCostModelVersion = 21;
 // Versions what the generator makes of a tree (the search space, the JIT):
 // part of every cache key and of the on-disk database's identity.
-inline constexpr int kGeneratorVersion = 19;
+inline constexpr int kGeneratorVersion = 20;
 
 struct CacheSizes {
   int64_t l1d = 32 << 10;
