@@ -439,6 +439,21 @@ absl::StatusOr<PriceTable> PricesFromJson(absl::string_view json) {
   return r.Table();
 }
 
+CostParams SettlePrices(const CostParams& measured, const CostParams& standing,
+                        int64_t pct, std::vector<std::string>* kept) {
+  CostParams out = measured;
+  for (const PriceField& f : kPriceFields) {
+    const int64_t m = PriceOf(measured, f);
+    const int64_t s = PriceOf(standing, f);
+    if (m == s || m == 0 || s == 0) continue;
+    const int64_t band = std::max<int64_t>(1, s * pct / 100);
+    if (std::abs(m - s) > band) continue;
+    f.get(out) = s;
+    if (kept != nullptr) kept->emplace_back(f.name);
+  }
+  return out;
+}
+
 CostParams ClampPrices(CostParams c) {
   for (int64_t* p : {&c.fma, &c.load, &c.store, &c.loop_iteration})
     *p = std::max<int64_t>(*p, 1);

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -84,6 +85,17 @@ std::string PricesHash(const CostParams& c);
 //   line_gl_band 0 (the dense price) or above dense GL at each length;
 //   dram_run_bytes >= 64 (one line), dram_streams >= 1, parallel_setup >= 0.
 CostParams ClampPrices(CostParams c);
+
+// Hysteresis for a re-calibration: `measured`, with every price that lies
+// within `pct` per cent (and at least one unit) of the `standing` table's
+// replaced by the standing one, so that measuring again on the same host
+// moves a price only when the host reads it differently by more than its
+// noise. A 0, where a field means "as another price" (a zmm price as the
+// ymm one, a band at the dense line), settles only onto a 0. The names of
+// the fields kept from `standing` whose measurement differed go to `kept`
+// (if given), in the table's order.
+CostParams SettlePrices(const CostParams& measured, const CostParams& standing,
+                        int64_t pct, std::vector<std::string>* kept = nullptr);
 
 // The tables shipped in the source, the first being the defaults
 // (CostParams{}, measured on the project's Zen 5 development host).

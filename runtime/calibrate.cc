@@ -335,13 +335,18 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
           ? 1
           : nearest.stream_prefetch;
 
+  // Within its noise of the standing table, a price stays as it was.
+  c.had_standing = o.standing != nullptr;
+  const CostParams settled =
+      c.had_standing ? SettlePrices(m, *o.standing, o.settle_pct, &c.settled)
+                     : m;
   // The search's orders (ClampPrices) hold for the table it is given even
   // when a noisy run broke them; the fields raised are reported.
-  c.table.cost = ClampPrices(m);
+  c.table.cost = ClampPrices(settled);
   // By name: a field clamped to its default leaves the text.
   const std::vector<std::string> after =
       absl::StrSplit(CostParamsText(c.table.cost), ' ');
-  for (absl::string_view field : absl::StrSplit(CostParamsText(m), ' '))
+  for (absl::string_view field : absl::StrSplit(CostParamsText(settled), ' '))
     if (std::find(after.begin(), after.end(), field) == after.end())
       c.clamped.emplace_back(field.substr(0, field.find('=')));
   c.table.label = "calibrated";

@@ -44,6 +44,15 @@ struct CalibrationOptions {
   int level_rounds = 8;
   // Rounds of the DRAM run-length passes (one pass of each length a round).
   int dram_rounds = 7;
+  // The table in force for this CPU (the one a previous calibration stored),
+  // or null: a measured price within `settle_pct` per cent of its price, or
+  // one unit, keeps that price (SettlePrices, core/price_table.h). Five
+  // calibrations on the Intel Xeon guest read the DRAM run and band prices
+  // up to 6.6 % apart and line_dense_l2 at 1.583-1.586 cycles, the midpoint
+  // of 9 and 10 units, so each fresh measurement moved some price, and with
+  // it the prices' hash and every search result stored under it.
+  const CostParams* standing = nullptr;
+  int64_t settle_pct = 8;
 };
 
 // Bytes of each row a vector-matrix kernel reads per step of a block (a
@@ -119,6 +128,10 @@ struct Calibration {
   // Measured prices before ClampPrices, and the fields it changed.
   CostParams measured;
   std::vector<std::string> clamped;
+  // The fields measured differently from CalibrationOptions::standing that
+  // kept its price, and whether there was a standing table.
+  std::vector<std::string> settled;
+  bool had_standing = false;
   // The host's identity and the clamped prices. Prices not measured
   // (loop_iteration*, parallel_setup, dram_streams) keep their defaults;
   // line_gl_adjacent_panels and line_gl_far_panels are the dense GL price

@@ -3,8 +3,10 @@
 // where every later process finds them (runtime/prices.h).
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "runtime/calibrate.h"
@@ -15,8 +17,16 @@
 
 namespace amarena::tools {
 
-int CalibrateCommand(bool json, bool save) {
-  absl::StatusOr<Calibration> c = Calibrate();
+int CalibrateCommand(bool json, bool save, bool fresh) {
+  // The table a previous calibration stored for this CPU: within noise of
+  // it, a price stays (runtime/calibrate.h).
+  std::optional<PriceTable> stored;
+  const std::string db_path = DefaultDbPath();
+  if (!fresh && !db_path.empty())
+    stored = LoadStoredPrices(db_path, IdentityOf(DetectCpu()));
+  CalibrationOptions options;
+  if (stored) options.standing = &stored->cost;
+  absl::StatusOr<Calibration> c = Calibrate(options);
   if (!c.ok()) {
     std::fprintf(stderr, "amarena: %s\n",
                  std::string(c.status().message()).c_str());
@@ -70,6 +80,14 @@ int CalibrateCommand(bool json, bool save) {
   std::printf("clamped:   %s\n",
               c->clamped.empty() ? "none"
                                  : absl::StrJoin(c->clamped, " ").c_str());
+  std::printf("settled:   %s\n",
+              !c->had_standing ? "no table stored for this CPU: all as measured"
+              : c->settled.empty()
+                  ? "none (every price as measured)"
+                  : absl::StrCat(absl::StrJoin(c->settled, " "),
+                                 " kept the stored price (within ",
+                                 options.settle_pct, " %)")
+                        .c_str());
   std::printf("fingerprint prices hash: %s; %.1f s\n",
               PricesHash(t.cost).c_str(), c->seconds);
 
@@ -117,6 +135,11 @@ int CalibrateCommand(bool json, bool save) {
     j.Add("stream_prefetched_gbps", c->stream_prefetched_gbps);
     j.Add("stream_prefetched_l2_gbps", c->stream_prefetched_l2_gbps);
     j.Add("clamped", absl::StrJoin(c->clamped, " "));
+    j.Add("standing", c->had_standing ? "stored" : "");
+    j.Add("settled", absl::StrJoin(c->settled, " "));
+    j.AddRaw("measured", PricesToJson(PriceTable{.label = "measured",
+                                                 .cpu = t.cpu,
+                                                 .cost = c->measured}));
     j.Add("prices_hash", PricesHash(t.cost));
     j.Add("saved_to", saved_to);
     j.Add("seconds", c->seconds);

@@ -26,7 +26,9 @@ int RunCommand(const RunOptions& opt);
 int CpuCommand(bool json);
 
 // Measures this host's prices; `save`: stores them in the search database.
-int CalibrateCommand(bool json, bool save);
+// Unless `fresh`, the table stored for this CPU (if any) is the standing one
+// (CalibrationOptions::standing).
+int CalibrateCommand(bool json, bool save, bool fresh);
 
 struct ExplainOptions {
   // Non-empty: replay those decisions instead of searching.

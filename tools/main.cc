@@ -4,7 +4,7 @@
 //   amarena explain "matmul 256x256x256 f32" [--asm] [--code-size]
 //                 [--isa avx2|avx512] [--schedule S] [--json]
 //   amarena cpu [--json]
-//   amarena calibrate [--json] [--save|--no-save]
+//   amarena calibrate [--json] [--save|--no-save] [--fresh]
 //   amarena db stats|path|check|clear [--json]
 //   amarena precompute SPEC... [--json]
 //   amarena bench "matmul 256x256x256 f32" [--vs openblas,blis] [--threads N]
@@ -83,6 +83,11 @@ int main(int argc, char** argv) {
                           "print one JSON object as the last line");
   calibrate_cmd->add_flag("--save,!--no-save", calibrate_save,
                           "store the prices (default) or only print them");
+  bool calibrate_fresh = false;
+  calibrate_cmd->add_flag(
+      "--fresh", calibrate_fresh,
+      "take every price as measured; by default a price within its noise "
+      "(8 %, or one unit) of the table stored for this CPU keeps that price");
 
   std::string db_action;
   bool db_json = false;
@@ -140,7 +145,8 @@ int main(int argc, char** argv) {
   if (*fid_cmd) return amarena::tools::FidelityCommand(fid);
   if (*cpu_cmd) return amarena::tools::CpuCommand(cpu_json);
   if (*calibrate_cmd)
-    return amarena::tools::CalibrateCommand(calibrate_json, calibrate_save);
+    return amarena::tools::CalibrateCommand(calibrate_json, calibrate_save,
+                                             calibrate_fresh);
   if (*db_cmd) return amarena::tools::DbCommand(db_action, db_json);
   if (*precompute_cmd)
     return amarena::tools::PrecomputeCommand(precompute_specs, precompute_json);

@@ -328,6 +328,42 @@ TEST(PriceTableTest, ClampRestoresTheOrdersAndKeepsOrderedTables) {
   EXPECT_EQ(c.line_gl_run[0], 60);
 }
 
+TEST(PriceTableTest, SettleKeepsPricesWithinNoiseOfTheStandingTable) {
+  CostParams standing;
+  standing.line_dense = {113, 47, 10, 0, 0};
+  standing.line_gl_run = {380, 236, 189, 161, 161, 158, 140, 130, 114};
+  standing.line_gl_band = {0, 117, 0, 128, 135, 151, 137};
+  standing.fma_zmm = 0;
+  CostParams measured = standing;
+  measured.line_dense[kL2] = 9;       // one unit: a rounding's flip
+  measured.line_dense[kL3] = 50;      // 6.4 %: noise
+  measured.line_dense[kGL] = 123;     // 8.8 %: the host reads differently
+  measured.line_gl_run[5] = 146;      // 7.6 % below: noise
+  measured.line_gl_band[2] = 115;     // 0 stands for another price
+  measured.line_gl_band[1] = 0;
+  measured.fma_zmm = 1;
+  std::vector<std::string> kept;
+  const CostParams s = SettlePrices(measured, standing, 8, &kept);
+  EXPECT_EQ(s.line_dense[kL2], 10);
+  EXPECT_EQ(s.line_dense[kL3], 47);
+  EXPECT_EQ(s.line_dense[kGL], 123);
+  EXPECT_EQ(s.line_gl_run[5], 158);
+  EXPECT_EQ(s.line_gl_band[2], 115);
+  EXPECT_EQ(s.line_gl_band[1], 0);
+  EXPECT_EQ(s.fma_zmm, 1);
+  EXPECT_THAT(kept, ::testing::ElementsAre("line_dense_l3", "line_dense_l2",
+                                           "line_gl_run_2048"));
+  // Settling onto itself changes nothing, and a table measured within noise
+  // of the standing one settles onto it exactly.
+  EXPECT_EQ(CostParamsText(SettlePrices(standing, standing, 8)),
+            CostParamsText(standing));
+  CostParams near = standing;
+  near.line_dense = {110, 49, 9, 0, 0};
+  near.line_gl_run[8] = 120;
+  EXPECT_EQ(CostParamsText(SettlePrices(near, standing, 8)),
+            CostParamsText(standing));
+}
+
 PriceTable Synthetic(std::string label, std::string vendor, int family,
                      int model) {
   PriceTable t;

@@ -40,7 +40,7 @@ grep -qE '"zmm_loads_per_cycle":' <<<"$json" || no "no zmm_loads_per_cycle"
 # as fast with it, else the nearest shipped table's choice, which `cpu`
 # shows without a database (runtime/calibrate.h); not judged within 2 % of
 # that line, where the printed rates' rounding could decide.
-pf=$(grep -oE '"stream_prefetch":[0-9]+' <<<"$json" | cut -d: -f2)
+pf=$(grep -oE '"stream_prefetch":[0-9]+' <<<"$json" | head -n 1 | cut -d: -f2)
 plain=$(grep -oE '"stream_gbps":[-0-9.e+]+' <<<"$json" | cut -d: -f2)
 fetched=$(grep -oE '"stream_prefetched_gbps":[-0-9.e+]+' <<<"$json" | cut -d: -f2)
 shipped=$(AMARENA_DB=off "$amarena" cpu | grep -oE 'stream_prefetch=[0-9]+' | cut -d= -f2)
@@ -72,6 +72,35 @@ err=$(AMARENA_PRICES=zen9 "$amarena" run "matmul 4x4x4 f32" 2>&1 >/dev/null)
 status=$?
 [ "$status" -eq 2 ] && grep -qF "AMARENA_PRICES is 'zen9', must be default, host or a shipped table" <<<"$err" ||
   no "AMARENA_PRICES=zen9: status $status, $err"
+
+# Calibrating again settles onto the stored table: a price measured within
+# 8 % (or one unit) of the stored one keeps it, so each price of the second
+# table is the first's or at least that far from it; --fresh takes none.
+grep -qF '"standing":""' <<<"$json" || no "the first calibration had a standing table: $json"
+out2=$("$amarena" calibrate --json 2>"$dir/err") || no "second calibrate exited $?: $(cat "$dir/err")"
+json2=$(printf '%s\n' "$out2" | tail -n 1)
+grep -qF '"standing":"stored"' <<<"$json2" || no "the second calibration did not stand on the stored table: $json2"
+python3 - "$json" "$json2" <<'PY' || no "the second table is not the first settled"
+import json, sys
+first, second = (json.loads(a) for a in sys.argv[1:3])
+t1, t2, m2 = first["table"], second["table"], second["measured"]
+settled = second["settled"].split()
+clamped = second["clamped"].split()  # raised to keep the orders: let be
+bad = []
+for k in settled:
+    if (t2[k] != t1[k] and k not in clamped) or m2[k] == t1[k]:
+        bad.append(f"{k}: settled, stored {t1[k]}, measured {m2[k]}, now {t2[k]}")
+for k, v in t1.items():
+    if not isinstance(v, int) or k in settled or k in ("family", "model") or k.endswith("_bytes"):
+        continue
+    m = m2.get(k, v)
+    if m != v and m != 0 and v != 0 and abs(m - v) <= max(1, v * 8 // 100):
+        bad.append(f"{k}: measured {m} within 8 % of the stored {v}, not settled")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+"$amarena" calibrate --fresh --no-save --json 2>"$dir/err" | tail -n 1 | grep -qF '"standing":""' ||
+  no "calibrate --fresh stood on the stored table"
 
 [ "$fail" -eq 0 ] && echo "cli_calibrate: all checks passed"
 exit "$fail"
