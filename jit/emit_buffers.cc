@@ -2,6 +2,7 @@
 // and a packed B filled as the first tile of its body reads it
 // (Emitter::FillsOnFirstUse). Internal to jit/.
 #include <algorithm>
+#include <array>
 #include <memory>
 #include <vector>
 
@@ -18,6 +19,10 @@ int64_t BufferBytes(const TensorSpec& t) { return t.StoredBytes(); }
 
 int64_t AlignUp(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
+// Scratch past a buffer for the flag that says whether it has been filled
+// on first use (Emitter::LowerFillingTile): a line of its own.
+constexpr int64_t kFillFlagBytes = 64;
+
 }  // namespace
 
 int64_t ScratchNeeded(const ImplNode& node) {
@@ -28,7 +33,8 @@ int64_t ScratchNeeded(const ImplNode& node) {
       node.how.alloc.kind == AllocKind::kBuffer) {
     TensorSpec t = node.spec.Operand(node.how.alloc.operand);
     t.aux = node.how.alloc.to;
-    below += AlignUp(BufferBytes(t), 64);
+    // Any buffer may be filled on first use: room for its flag.
+    below += AlignUp(BufferBytes(t), 64) + kFillFlagBytes;
   }
   return below;
 }
@@ -85,9 +91,9 @@ bool ReadsBOnce(const ImplNode& node) {
   return true;
 }
 
-// The first tile of `loop` below its leading serial loops along m, which
-// LowerFilledOnFirstUse descends.
-const ImplNode& FillingTile(const ImplNode& loop) {
+// The first tile of `loop` below its leading serial loops along m: the one
+// that fills the buffer (Emitter::LowerFillingTile).
+const ImplNode& FillingTileOf(const ImplNode& loop) {
   const ImplNode* head = loop.children[0].get();
   while (SerialLoopAlongM(*head)) head = head->children[0].get();
   return *head;
@@ -113,7 +119,7 @@ bool Emitter::FillsOnFirstUse(const ImplNode& node,
   // each element of B once.
   return SerialLoopAlongM(body) &&
          ReadOnlyByTeeingKernels(*body.children[0], a.operand) &&
-         ReadsBOnce(FillingTile(body)) &&
+         ReadsBOnce(FillingTileOf(body)) &&
          (!body.HasRemainder() ||
           ReadOnlyByTeeingKernels(*body.children[1], a.operand));
 }
@@ -133,10 +139,21 @@ void Emitter::LowerBuffer(const ImplNode& node, std::span<const View> views) {
   scratch_top_ += bytes;
   AMARENA_JIT_CHECK(scratch_top_ <= scratch_bytes_);
   if (FillsOnFirstUse(node, operands_fit_l3_)) {
+    // The loops along m do not move B, so the filling tile sees the buffer
+    // and the source as they are here.
+    const ImplNode& body = *node.children[1];
     std::vector<View> inner(views.begin(), views.end());
     inner[a.operand] = buf;
-    LowerFilledOnFirstUse(*node.children[1], inner, a.operand,
-                          views[a.operand]);
+    const FillingTile outer = filling_;
+    filling_ = {&FillingTileOf(body), a.operand, views[a.operand],
+                scratch_top_};
+    scratch_top_ += kFillFlagBytes;
+    AMARENA_JIT_CHECK(scratch_top_ <= scratch_bytes_);
+    Touch(scratch_, filling_.flag);
+    mov(byte[scratch_ + Disp32(filling_.flag)], 0);
+    Lower(body, inner);
+    scratch_top_ -= kFillFlagBytes;
+    filling_ = outer;
   } else {
     LowerAllocChildren(node, views, buf);
   }
@@ -144,35 +161,34 @@ void Emitter::LowerBuffer(const ImplNode& node, std::span<const View> views) {
   FreeGpr(buf.base);
 }
 
-void Emitter::LowerFilledOnFirstUse(const ImplNode& loop,
-                                    std::span<const View> views, int operand,
-                                    const View& source) {
-  const Spec& s = loop.spec;
-  const LoopInfo& info = loop.how.loop;
-  auto tile_views = [&](int64_t start, int64_t len) {
-    return TileViews(s, views, info.dim, start, len);
-  };
-  std::vector<View> first = tile_views(0, info.tile);
-  const ImplNode& head = *loop.children[0];
-  if (SerialLoopAlongM(head)) {
-    // Tiles of m within the first tile (`tile m 512; tile m 12`): only the
-    // first of those fills the buffer, or every one of them would read B
-    // from where it was (m does not cut B, so the source view is the same).
-    LowerFilledOnFirstUse(head, first, operand, source);
-  } else {
-    first[operand] = source;
-    first[operand].tee = std::make_shared<View>(views[operand]);
-    Lower(head, first);
-  }
-  const int64_t rest = Extent(s, info.dim) - info.tile;
-  if (info.full_iters == 1) {  // only the remainder is left
-    Lower(*loop.children[1], tile_views(info.tile, rest));
-    return;
-  }
-  ImplNode rest_loop = loop;
-  rest_loop.spec.m -= info.tile;
-  rest_loop.how.loop.full_iters -= 1;
-  Lower(rest_loop, tile_views(info.tile, rest));
+void Emitter::LowerFillingTile(const ImplNode& node,
+                               std::span<const View> views) {
+  // The tile is lowered twice: reading the buffer, inline, where every run
+  // but the first goes; and reading the source teed into the buffer, out of
+  // the way. Both start owing nothing (Lower paid); the filling copy ends
+  // owing what the buffer-reading one does, so the bumps still owed after the
+  // join fold into the enclosing loop's as any tile's do.
+  const FillingTile f = filling_;
+  filling_ = FillingTile();
+  Xbyak::Label fill, done;
+  Touch(scratch_, f.flag);
+  cmp(byte[scratch_ + Disp32(f.flag)], 0);
+  je(fill, T_NEAR);
+  LowerNode(node, views);
+  const std::array<int64_t, 16> owed = owed_;
+  jmp(done, T_NEAR);
+  L(fill);
+  owed_ = {};
+  mov(byte[scratch_ + Disp32(f.flag)], 1);
+  std::vector<View> teed(views.begin(), views.end());
+  teed[f.operand] = f.source;
+  teed[f.operand].tee = std::make_shared<View>(views[f.operand]);
+  LowerNode(node, teed);
+  for (size_t i = 0; i < owed_.size(); ++i) owed_[i] -= owed[i];
+  PayOwed();
+  owed_ = owed;
+  L(done);
+  filling_ = f;
 }
 
 }  // namespace amarena::jit

@@ -209,6 +209,11 @@ void Emitter::EmitFunction(const ImplNode& root,
 
 void Emitter::Lower(const ImplNode& node, std::span<const View> views) {
   PayOwed();
+  if (&node == filling_.tile) return LowerFillingTile(node, views);
+  LowerNode(node, views);
+}
+
+void Emitter::LowerNode(const ImplNode& node, std::span<const View> views) {
   switch (node.how.type) {
     case NodeType::kLoop:
       return LowerLoop(node, views);

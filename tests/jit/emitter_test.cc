@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "core/price_table.h"
 #include "core/spec_text.h"
 #include "gtest/gtest.h"
 #include "jit/compile.h"
@@ -27,8 +28,7 @@ struct Compiled {
   std::string listing;
 };
 
-Compiled CompileFor(Isa isa, int workers, const std::string& text) {
-  const Target t = testing::FixedTarget(isa, workers);
+Compiled CompileFor(const Target& t, const std::string& text) {
   Searcher searcher(t);
   const Spec root = t.Bind(*ParseSpec(text));
   absl::StatusOr<ImplPtr> impl = searcher.Solve(root);
@@ -44,6 +44,10 @@ Compiled CompileFor(Isa isa, int workers, const std::string& text) {
       jit::Disassemble(c.kernel->code(), c.kernel->code_size());
   if (listing.ok()) c.listing = *listing;
   return c;
+}
+
+Compiled CompileFor(Isa isa, int workers, const std::string& text) {
+  return CompileFor(testing::FixedTarget(isa, workers), text);
 }
 
 // "add"/"sub" of an immediate to a 64-bit register: the register, else "".
@@ -122,6 +126,28 @@ TEST_P(EmitterTest, LargeMatmulsStaySmall) {
       ASSERT_NE(c.kernel, nullptr) << text;
       EXPECT_LE(c.kernel->total_code_size(), 4096u)
           << text << " (" << workers << " workers)";
+    }
+  }
+}
+
+// The same under the prices of every CPU the project ships a table for, with
+// that CPU's caches: the trees differ (the Intel table's put a packed B
+// buffer, filled on first use, above two loops along m), the bound does not.
+TEST_P(EmitterTest, LargeMatmulsStaySmallUnderEveryShippedTable) {
+  for (const PriceTable& table : ShippedPriceTables()) {
+    const CacheSizes caches{.l1d = table.cpu.l1d_bytes,
+                            .l2 = table.cpu.l2_bytes,
+                            .l3 = table.cpu.l3_bytes};
+    const bool zmm = GetParam() == Isa::kAvx512;
+    Target t = zmm ? Target::Avx512(caches) : Target::Avx2(caches);
+    t.bf16_dot = zmm;
+    t.SetPrices(table.cost);
+    for (int workers : {1, 2}) {
+      t.workers = workers;
+      const Compiled c = CompileFor(t, "matmul 1024x1024x1024 f32");
+      ASSERT_NE(c.kernel, nullptr) << table.label;
+      EXPECT_LE(c.kernel->total_code_size(), 4096u)
+          << table.label << " (" << workers << " workers)";
     }
   }
 }

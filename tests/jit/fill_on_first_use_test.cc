@@ -138,7 +138,7 @@ TEST_P(FillOnFirstUse, WrittenTreesFillAndMatchTheReference) {
 
 // Tiles of m within tiles of m (`tile m 12; tile m 6`), where the emitter
 // fills the buffer in the first inner tile of the first outer tile (Emitter::
-// LowerFilledOnFirstUse): filled and copied ahead both match the reference,
+// LowerFillingTile): filled and copied ahead both match the reference,
 // with remainders at either level and pitches. That no other tile reads the
 // source is not observable here; it was measured (a 1024^3 tree 2.8x faster).
 TEST_P(FillOnFirstUse, NestedTilesOfMFillAndMatchTheReference) {

@@ -299,14 +299,16 @@ void ExpectScratchExhaustedThenRecovers(int threads) {
 
 TEST(KernelRunTest, ScratchThatCannotBeAllocatedIsResourceExhausted) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // 4 MiB for all of B, and a line for the flag that says whether it has
+  // been filled (jit/emit_buffers.cc ScratchNeeded).
   EXPECT_EXIT(ExpectScratchExhaustedThenRecovers(1),
               ::testing::ExitedWithCode(0),
               "parallel=0 status=RESOURCE_EXHAUSTED: cannot run "
-              "amarena_matmul_256x1024x1024_f32.*: scratch of 4194304 bytes");
+              "amarena_matmul_256x1024x1024_f32.*: scratch of 4194368 bytes");
   EXPECT_EXIT(ExpectScratchExhaustedThenRecovers(2),
               ::testing::ExitedWithCode(0),
               "parallel=1 status=RESOURCE_EXHAUSTED: cannot run "
-              "amarena_matmul_256x1024x1024_f32.*: scratch of 4194304 bytes");
+              "amarena_matmul_256x1024x1024_f32.*: scratch of 4194368 bytes");
 }
 
 // The same through the C API: AMARENA_RESOURCE_EXHAUSTED and the message.
