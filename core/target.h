@@ -40,7 +40,7 @@ inline constexpr int64_t kStreamPrefetchL2 = 2;
 // other CPUs get their own table (runtime/prices.h, docs/calibration.md).
 // Target::Fingerprint holds a hash of the prices, so results found under one
 // table are never used under another; bump kCostModelVersion when a formula
-// changes.
+// changes, or the default of a price the hash leaves out at its default.
 struct CostParams {
   int64_t fma = 3;
   int64_t load = 3;
@@ -193,16 +193,19 @@ struct CostParams {
   // L1 gets while the zmm kernels below it run (OverlapsWork): on an AVX-512
   // target it costs the larger of its body and its lines' price times 100 /
   // this (Target::OverlappedL2). The L1 fills then compete with the
-  // kernels' own loads and broadcasts. 100 where it was not measured. On
-  // the Zen 4 guest (zmm ops in two 256-bit halves), one thread, paired
-  // runs: bf16 64x2048x16384 b=p64x2s2 with 3x128 register tiles (four B
-  // lines from L2 every 12 vdpbf16ps: 72 % of the streaming rate) ran
-  // 1.12x slower than with 6x64 tiles (36 %), which the model priced
-  // alike; 65 puts that difference in the model. With AVX2 the same
-  // setting moved only remainder tiles (1024^3, 128x768x3072), and runs
-  // of those trees could not tell them apart (0.7-1.4x from round to
-  // round), so ymm kernels keep the whole rate.
-  int64_t l2_overlap_pct_zmm = 100;
+  // kernels' own loads and broadcasts. On the Zen 4 guest (zmm ops in two
+  // 256-bit halves), one thread, paired runs: bf16 64x2048x16384 b=p64x2s2
+  // with 3x128 register tiles (four B lines from L2 every 12 vdpbf16ps: 72 %
+  // of the streaming rate) ran 1.12x slower than with 6x64 tiles (36 %),
+  // which the model priced alike; 65 puts that difference in the model.
+  // The Zen 5 guest (full-width zmm) reads the same: with 100 it picked the
+  // 3x128 tiles and ran them 0.92x (M = 16) and 0.97x (M = 64) the 6x64
+  // tiles 65 picks; of the nine f32 suite shapes whose AVX-512 pick 65
+  // changes, none moved by more than 1.4 % (medians of five alternated runs
+  // each). With AVX2 the same setting moved only remainder tiles (1024^3,
+  // 128x768x3072), and runs of those trees could not tell them apart
+  // (0.7-1.4x from round to round), so ymm kernels keep the whole rate.
+  int64_t l2_overlap_pct_zmm = 65;
   // The price of a line that rows of A and C on one L1 set, with B's lines
   // in L1, crowd beyond the ways under zmm kernels (core/cost_model.cc,
   // SharedSets); 0 where it was not measured: no such price. Found by timing
@@ -235,7 +238,7 @@ struct CostParams {
   // `bytes` (>= 1): line_gl_band, at least the dense price.
   int64_t BandLine(int64_t bytes) const;
 };
-inline constexpr int kCostModelVersion = 21;
+inline constexpr int kCostModelVersion = 22;
 // Versions what the generator makes of a tree (the search space, the JIT):
 // part of every cache key and of the on-disk database's identity.
 inline constexpr int kGeneratorVersion = 20;

@@ -104,6 +104,9 @@ TEST(CostModelTest, OnlyViewsFromL2IntoL1OverlapTheirBody) {
 TEST(CostModelTest, AnOverlappingViewBesideZmmKernelsGetsTheL2Share) {
   Target whole =
       Target::Avx512({.l1d = 32 << 10, .l2 = 1 << 20, .l3 = 16 << 20});
+  CostParams all = whole.cost;
+  all.l2_overlap_pct_zmm = 100;
+  whole.SetPrices(all);
   Target half = whole;
   CostParams share = whole.cost;
   share.l2_overlap_pct_zmm = 50;

@@ -123,7 +123,7 @@ TEST(PriceTableTest, TextErrorsNameTheField) {
   EXPECT_EQ(old->cost.fma_zmm, 0);
   EXPECT_EQ(old->cost.stream_prefetch, 1);
   EXPECT_EQ(old->cost.panel_prefetch_bytes, 0);
-  EXPECT_EQ(old->cost.l2_overlap_pct_zmm, 100);
+  EXPECT_EQ(old->cost.l2_overlap_pct_zmm, CostParams{}.l2_overlap_pct_zmm);
 }
 
 // The L3 budget is the prices' share of the per-core L3, set with them.
@@ -201,7 +201,9 @@ TEST(PriceTableTest, L2OverlapShareAppliesToAvx512Targets) {
   Target avx2 = Target::Avx2({});
   avx2.SetPrices(share);
   EXPECT_EQ(avx2.OverlappedL2(130), 130);
-  avx512.SetPrices(CostParams{});
+  CostParams all;
+  all.l2_overlap_pct_zmm = 100;
+  avx512.SetPrices(all);
   EXPECT_EQ(avx512.OverlappedL2(130), 130);
   EXPECT_THAT(CostParamsText(share), HasSubstr(" l2_overlap_pct_zmm=50"));
   EXPECT_THAT(CostParamsText(CostParams{}), Not(HasSubstr("overlap")));
