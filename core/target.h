@@ -175,12 +175,16 @@ struct CostParams {
   // 0: it leaves that to the hardware prefetchers. A property of the host:
   // `amarena calibrate` keeps 1 where its emulation (a plain matrix read as
   // the vector-matrix kernels read it) shows it clearly, else the nearest
-  // table's, found by timing trees. 1 where it was measured first: on the
-  // Zen 5 host, 1x2048x16384 bf16 with AVX2 went from 13.6 to 25.6 GFLOP/s.
+  // table's, found by timing trees. Measured first on the Zen 5 host, where
+  // prefetcht0 took 1x2048x16384 bf16 with AVX2 from 13.6 to 25.6 GFLOP/s;
   // kStreamPrefetchL2 on the Zen 4 guest, where prefetcht0 made
   // 1x2048x16384 bf16 and `f32*bf16->f32 b=any` 1.3-1.6x slower and
-  // prefetcht1 a line along made the f32 picks 4-10 % faster.
-  int64_t stream_prefetch = 1;
+  // prefetcht1 a line along made the f32 picks 4-10 % faster. On the Zen 5
+  // guest prefetcht1 a line along over prefetcht0, the picks, one thread,
+  // medians of seven alternated runs: AVX2 f32 1x2048x16384 1.18x,
+  // 1x4096x4096 1.08x, 1x4096x11008 1.00x, `f32*bf16->f32 b=any` 1.08x;
+  // AVX-512 0.98-1.01x; the other suite shapes within 2 %.
+  int64_t stream_prefetch = kStreamPrefetchL2;
   // Bytes ahead (0: none) at which the broadcast kernel prefetches an f32 B
   // in column panels (a buffer the search packed, read a row a k step) into
   // L1: one prefetcht0 per 64 bytes of the row it reads now, this far down

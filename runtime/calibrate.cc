@@ -325,13 +325,17 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   m.l2_share_pct = nearest.l2_share_pct;
   m.panel_prefetch_bytes = nearest.panel_prefetch_bytes;
   // A streamed B's prefetches: prefetcht0 where the emulation shows it
-  // clearly (kPrefetchGain; the Zen 5 host read about twice as fast), else
-  // the nearest table's, found by timing trees: the emulation read 1.045x
-  // with prefetcht0 on the Intel guest, whose picks ran 1.24-1.40x as fast,
-  // and 1.01-1.21x with prefetcht1 on the Zen 4 guest, whose picks ran
-  // 1.04-1.10x as fast (docs/calibration.md).
+  // clearly, over none and over prefetcht1 a line along (kPrefetchGain,
+  // kPrefetchL1OverL2), else the nearest table's, found by timing trees: the
+  // emulation read 1.045x with prefetcht0 on the Intel guest, whose picks
+  // ran 1.24-1.40x as fast, 1.01-1.21x with prefetcht1 on the Zen 4 guest,
+  // whose picks ran 1.04-1.10x as fast, and 1.17x with either on the Zen 5
+  // guest, whose AVX2 picks ran up to 1.18x as fast with prefetcht1
+  // (docs/calibration.md).
   m.stream_prefetch =
-      c.stream_prefetched_gbps >= kPrefetchGain * c.stream_gbps
+      c.stream_prefetched_gbps >= kPrefetchGain * c.stream_gbps &&
+              c.stream_prefetched_gbps >=
+                  kPrefetchL1OverL2 * c.stream_prefetched_l2_gbps
           ? 1
           : nearest.stream_prefetch;
 

@@ -59,6 +59,8 @@ struct CalibrationOptions {
 // 256-column bf16 tile), and the gain a stream's prefetches must show.
 inline constexpr int64_t kBlockRunBytes = 512;
 inline constexpr double kPrefetchGain = 1.1;
+// ... and at least this much faster than with prefetcht1 a line along.
+inline constexpr double kPrefetchL1OverL2 = 1.05;
 
 struct Calibration {
   // The core clock, from chains of dependent register adds (one cycle each

@@ -121,7 +121,7 @@ TEST(PriceTableTest, TextErrorsNameTheField) {
   ASSERT_TRUE(old.ok()) << old.status();
   EXPECT_EQ(old->cost.l3_share_pct, CostParams{}.l3_share_pct);
   EXPECT_EQ(old->cost.fma_zmm, 0);
-  EXPECT_EQ(old->cost.stream_prefetch, 1);
+  EXPECT_EQ(old->cost.stream_prefetch, CostParams{}.stream_prefetch);
   EXPECT_EQ(old->cost.panel_prefetch_bytes, 0);
   EXPECT_EQ(old->cost.l2_overlap_pct_zmm, CostParams{}.l2_overlap_pct_zmm);
 }
