@@ -84,7 +84,7 @@ std::string PricesHash(const CostParams& c);
 //   than a shorter one;
 //   line_gl_band 0 (the dense price) or above dense GL at each length;
 //   dram_run_bytes >= 64 (one line), dram_streams >= 1, parallel_setup >= 0.
-CostParams ClampPrices(CostParams c);
+CostParams ClampPrices(CostParams c);  // core/price_clamp.cc
 
 // Hysteresis for a re-calibration: `measured`, with every price that lies
 // within `pct` per cent (and at least one unit) of the `standing` table's

@@ -2,7 +2,6 @@
 // and a packed B filled as the first tile of its body reads it
 // (Emitter::FillsOnFirstUse). Internal to jit/.
 #include <algorithm>
-#include <array>
 #include <memory>
 #include <vector>
 
@@ -175,7 +174,7 @@ void Emitter::LowerFillingTile(const ImplNode& node,
   cmp(byte[scratch_ + Disp32(f.flag)], 0);
   je(fill, T_NEAR);
   LowerNode(node, views);
-  const std::array<int64_t, 16> owed = owed_;
+  const auto owed = owed_;
   jmp(done, T_NEAR);
   L(fill);
   owed_ = {};

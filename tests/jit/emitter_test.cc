@@ -135,12 +135,10 @@ TEST_P(EmitterTest, LargeMatmulsStaySmall) {
 // buffer, filled on first use, above two loops along m), the bound does not.
 TEST_P(EmitterTest, LargeMatmulsStaySmallUnderEveryShippedTable) {
   for (const PriceTable& table : ShippedPriceTables()) {
-    const CacheSizes caches{.l1d = table.cpu.l1d_bytes,
-                            .l2 = table.cpu.l2_bytes,
-                            .l3 = table.cpu.l3_bytes};
-    const bool zmm = GetParam() == Isa::kAvx512;
-    Target t = zmm ? Target::Avx512(caches) : Target::Avx2(caches);
-    t.bf16_dot = zmm;
+    Target t = testing::FixedTarget(GetParam(), 1,
+                                    {.l1d = table.cpu.l1d_bytes,
+                                     .l2 = table.cpu.l2_bytes,
+                                     .l3 = table.cpu.l3_bytes});
     t.SetPrices(table.cost);
     for (int workers : {1, 2}) {
       t.workers = workers;
