@@ -50,6 +50,9 @@ CostParams ClampPrices(CostParams c) {
   c.l3_share_pct = std::clamp<int64_t>(c.l3_share_pct, 1, 100);
   c.stream_prefetch =
       std::clamp<int64_t>(c.stream_prefetch, 0, kStreamPrefetchL2);
+  for (int64_t* f : {&c.stream_prefetch_zmm, &c.stream_prefetch_bf16,
+                     &c.stream_prefetch_bf16_zmm})
+    *f = std::clamp<int64_t>(*f, 0, kStreamPrefetchInherit);
   c.split_beside_fma = std::clamp<int64_t>(c.split_beside_fma, 0, 1);
   // Whole lines, at most a page ahead.
   c.panel_prefetch_bytes =

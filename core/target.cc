@@ -38,6 +38,18 @@ int64_t CostParams::BandLine(int64_t bytes) const {
   return p0 + std::llround(f * static_cast<double>(p1 - p0));
 }
 
+int64_t StreamPrefetchFor(const CostParams& c, Isa isa, int elem_bytes) {
+  auto as = [](int64_t field, int64_t refined) {
+    return field == kStreamPrefetchInherit ? refined : field;
+  };
+  if (elem_bytes == 2) {
+    const int64_t bf16 = as(c.stream_prefetch_bf16, c.stream_prefetch);
+    return isa == Isa::kAvx512 ? as(c.stream_prefetch_bf16_zmm, bf16) : bf16;
+  }
+  return isa == Isa::kAvx512 ? as(c.stream_prefetch_zmm, c.stream_prefetch)
+                             : c.stream_prefetch;
+}
+
 absl::string_view Name(Isa isa) {
   return isa == Isa::kAvx2 ? "avx2" : "avx512";
 }

@@ -22,6 +22,15 @@ absl::string_view Name(Isa isa);
 // CostParams::stream_prefetch's value for prefetcht1 (into L2) one line
 // further along the row than the line read now.
 inline constexpr int64_t kStreamPrefetchL2 = 2;
+// A refining stream_prefetch field's value for "as the field it refines"
+// (CostParams::stream_prefetch_zmm and the bf16 ones).
+inline constexpr int64_t kStreamPrefetchInherit = 3;
+
+struct CostParams;
+// CostParams::stream_prefetch and the fields refining it, resolved for a B
+// of `elem_bytes` bytes an element under `isa`'s kernels: 0, 1 or
+// kStreamPrefetchL2.
+int64_t StreamPrefetchFor(const CostParams& c, Isa isa, int elem_bytes);
 
 // Prices of the affine cost model, in units of 1/6 of a core cycle so that
 // every throughput below is an integer. The core prices follow the Zen 4/5
@@ -173,9 +182,9 @@ struct CostParams {
   // its reads (core/kernels.h, kPrefetchRows) with prefetcht0 at the columns
   // it reads now; kStreamPrefetchL2: with prefetcht1 a line further along;
   // 0: it leaves that to the hardware prefetchers. A property of the host:
-  // `amarena calibrate` keeps 1 where its emulation (a plain matrix read as
-  // the vector-matrix kernels read it) shows it clearly, else the nearest
-  // table's, found by timing trees. Measured first on the Zen 5 host, where
+  // `amarena calibrate` times the f32 vector-matrix pick with each choice
+  // and keeps the fastest where it beats the nearest table's by 5 %
+  // (runtime/calibrate_trees.h). Measured first on the Zen 5 host, where
   // prefetcht0 took 1x2048x16384 bf16 with AVX2 from 13.6 to 25.6 GFLOP/s;
   // kStreamPrefetchL2 on the Zen 4 guest, where prefetcht0 made
   // 1x2048x16384 bf16 and `f32*bf16->f32 b=any` 1.3-1.6x slower and
@@ -185,6 +194,22 @@ struct CostParams {
   // 1x4096x4096 1.08x, 1x4096x11008 1.00x, `f32*bf16->f32 b=any` 1.08x;
   // AVX-512 0.98-1.01x; the other suite shapes within 2 %.
   int64_t stream_prefetch = kStreamPrefetchL2;
+  // The same choice where it differs by the kernel (kStreamPrefetchInherit:
+  // as the field refined; Target::StreamPrefetch reads them): an f32 B under
+  // zmm kernels (refines stream_prefetch), a bf16 B, plain or in panels,
+  // under ymm kernels (refines stream_prefetch) and under zmm kernels
+  // (refines stream_prefetch_bf16). On a later Zen 4 guest, one thread, the
+  // picks, medians of five to seven alternated runs, one calibrated table
+  // but for stream_prefetch, GFLOP/s without prefetches over prefetcht1 a
+  // line along: f32 with AVX2 1x2048x16384 1.15-1.18x (an hour later
+  // 1.01x), 1x4096x11008 1.12-1.23x, 1x4096x4096 0.99-1.05x, 16x4096x4096
+  // 1.01x; with AVX-512 0.95-0.96x, 1.02x, 0.82-0.90x and 1.01x; bf16
+  // unsettled (b=row with AVX2 0.78x, with AVX-512 1.26x; b=any 0.91-1.42x,
+  // runs 15-34 GFLOP/s apart). So the choice moves with the host's state,
+  // and calibrate times it where it runs.
+  int64_t stream_prefetch_zmm = kStreamPrefetchInherit;
+  int64_t stream_prefetch_bf16 = kStreamPrefetchInherit;
+  int64_t stream_prefetch_bf16_zmm = kStreamPrefetchInherit;
   // Bytes ahead (0: none) at which the broadcast kernel prefetches an f32 B
   // in column panels (a buffer the search packed, read a row a k step) into
   // L1: one prefetcht0 per 64 bytes of the row it reads now, this far down
@@ -301,6 +326,11 @@ struct Target {
                              : LoadPrice();
   }
   int64_t StorePrice() const { return Zmm(cost.store_zmm, cost.store); }
+  // The broadcast kernel's prefetching of a streamed B of `elem_bytes`
+  // bytes an element (StreamPrefetchFor).
+  int64_t StreamPrefetch(int elem_bytes) const {
+    return StreamPrefetchFor(cost, isa, elem_bytes);
+  }
   // What a view from L2 into L1 whose lines cost `traffic` at L2's prices
   // costs beside the body it overlaps (CostParams::l2_overlap_pct_zmm).
   int64_t OverlappedL2(int64_t traffic) const {

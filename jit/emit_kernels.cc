@@ -19,22 +19,23 @@ using Xbyak::Xmm;
 // kPrefetchRows, kPrefetchPanelBytes): one prefetcht0 per 64 bytes of the
 // `n` elements (`es` bytes each) it reads now. A B streaming from memory,
 // where the host's table says prefetching a stream pays
-// (CostParams::stream_prefetch; with kStreamPrefetchL2, prefetcht1 of the
+// (Target::StreamPrefetch, by B's dtype and the ISA; with kStreamPrefetchL2, prefetcht1 of the
 // row ahead one line further along); an f32 B in column panels, as far
 // ahead as the table says (CostParams::panel_prefetch_bytes; 0: not).
 void PrefetchB(Emitter& e, const View& b, int64_t n, int vw, int es) {
   if (vw == 1) return;
   const CostParams& cost = e.target().cost;
+  const int64_t stream = e.target().StreamPrefetch(es);
   int64_t rows_ahead = 0, step = 64, lead = 0;
   bool to_l2 = false;
-  if (cost.stream_prefetch != 0 && b.panel_axis == Axis::kNone &&
+  if (stream != 0 && b.panel_axis == Axis::kNone &&
       b.row_stride >= kPrefetchMinPitch) {
     rows_ahead = kPrefetchRows;
-    if (cost.stream_prefetch == kStreamPrefetchL2) {
+    if (stream == kStreamPrefetchL2) {
       to_l2 = true;
       lead = kLineBytes;
     }
-  } else if (cost.stream_prefetch != 0 && es == 2 &&
+  } else if (stream != 0 && es == 2 &&
              b.panel_run >= kPrefetchMinPanel) {
     rows_ahead = (kPrefetchPanelBytes + b.row_stride - 1) / b.row_stride;
     // Across panels each is its own run.

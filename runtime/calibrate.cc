@@ -18,6 +18,7 @@
 #include "jit/cpu_features.h"
 #include "runtime/calibrate_dram.h"
 #include "runtime/calibrate_loops.h"
+#include "runtime/calibrate_trees.h"
 #include "runtime/calibrate_timer.h"
 #include "runtime/prices.h"
 
@@ -324,20 +325,36 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   m.split_beside_fma = nearest.split_beside_fma;
   m.l2_share_pct = nearest.l2_share_pct;
   m.panel_prefetch_bytes = nearest.panel_prefetch_bytes;
-  // A streamed B's prefetches: prefetcht0 where the emulation shows it
-  // clearly, over none and over prefetcht1 a line along (kPrefetchGain,
-  // kPrefetchL1OverL2), else the nearest table's, found by timing trees: the
-  // emulation read 1.045x with prefetcht0 on the Intel guest, whose picks
-  // ran 1.24-1.40x as fast, 1.01-1.21x with prefetcht1 on the Zen 4 guest,
-  // whose picks ran 1.04-1.10x as fast, and 1.17x with either on the Zen 5
-  // guest, whose AVX2 picks ran up to 1.18x as fast with prefetcht1
-  // (docs/calibration.md).
-  m.stream_prefetch =
-      c.stream_prefetched_gbps >= kPrefetchGain * c.stream_gbps &&
-              c.stream_prefetched_gbps >=
-                  kPrefetchL1OverL2 * c.stream_prefetched_l2_gbps
-          ? 1
-          : nearest.stream_prefetch;
+  // A streamed B's prefetches, by timing the f32 vector-matrix pick with
+  // each choice (runtime/calibrate_trees.h): the fastest where it beats the
+  // nearest table's choice by kPrefetchTreeGain, else the nearest table's.
+  // The emulation above read it otherwise than the kernels ran: prefetcht0
+  // 1.045x on the Intel guest, whose picks ran 1.24-1.40x as fast with it;
+  // prefetcht1 1.01-1.21x on the Zen 4 guest, whose AVX2 picks ran
+  // 1.15-1.23x as fast without (docs/calibration.md). A bf16 B keeps the
+  // nearest table's choices (not timed here).
+  int64_t f32_ymm = StreamPrefetchFor(nearest, Isa::kAvx2, 4);
+  int64_t f32_zmm = StreamPrefetchFor(nearest, Isa::kAvx512, 4);
+  const int64_t bf16_ymm = StreamPrefetchFor(nearest, Isa::kAvx2, 2);
+  const int64_t bf16_zmm = StreamPrefetchFor(nearest, Isa::kAvx512, 2);
+  m.stream_prefetch = f32_ymm;
+  m.stream_prefetch_zmm = f32_zmm;
+  if (dram >= static_cast<int64_t>(sizeof(float)) * kPrefetchTreeFloats) {
+    absl::StatusOr<std::vector<PrefetchTiming>> trees =
+        TimeStreamPrefetch(cpu, ClampPrices(m), buf->p, o.tree_rounds);
+    if (!trees.ok()) return trees.status();
+    c.prefetch_trees = *trees;
+    for (const PrefetchTiming& t : c.prefetch_trees)
+      (t.isa == Isa::kAvx2 ? f32_ymm : f32_zmm) = t.chosen;
+    if (!cpu.avx512f) f32_zmm = f32_ymm;
+  }
+  auto refine = [](int64_t value, int64_t refined) {
+    return value == refined ? kStreamPrefetchInherit : value;
+  };
+  m.stream_prefetch = f32_ymm;
+  m.stream_prefetch_zmm = refine(f32_zmm, f32_ymm);
+  m.stream_prefetch_bf16 = refine(bf16_ymm, f32_ymm);
+  m.stream_prefetch_bf16_zmm = refine(bf16_zmm, bf16_ymm);
 
   // Within its noise of the standing table, a price stays as it was.
   c.had_standing = o.standing != nullptr;

@@ -27,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/price_table.h"
+#include "runtime/calibrate_trees.h"
 
 namespace amarena {
 
@@ -44,6 +45,9 @@ struct CalibrationOptions {
   int level_rounds = 8;
   // Rounds of the DRAM run-length passes (one pass of each length a round).
   int dram_rounds = 7;
+  // Rounds of the trees timed for the stream prefetch choice (each round one
+  // call of each choice, about 10 ms a call; runtime/calibrate_trees.h).
+  int tree_rounds = 5;
   // The table in force for this CPU (the one a previous calibration stored),
   // or null: a measured price within `settle_pct` per cent of its price, or
   // one unit, keeps that price (SettlePrices, core/price_table.h). Five
@@ -56,11 +60,8 @@ struct CalibrationOptions {
 };
 
 // Bytes of each row a vector-matrix kernel reads per step of a block (a
-// 256-column bf16 tile), and the gain a stream's prefetches must show.
+// 256-column bf16 tile).
 inline constexpr int64_t kBlockRunBytes = 512;
-inline constexpr double kPrefetchGain = 1.1;
-// ... and at least this much faster than with prefetcht1 a line along.
-inline constexpr double kPrefetchL1OverL2 = 1.05;
 
 struct Calibration {
   // The core clock, from chains of dependent register adds (one cycle each
@@ -112,14 +113,15 @@ struct Calibration {
   int64_t dram_run_bytes = 0;
   // The same matrix read as the vector-matrix kernels read a plain B, GB/s
   // without and with the broadcast kernel's prefetches (calibrate_loops.h,
-  // BlockPass). prefetcht0 is kept (CostParams::stream_prefetch 1) when it
-  // reads at least kPrefetchGain times as fast (the Zen 5 host about twice
-  // as fast); short of that the nearest shipped table's choice stands, found
-  // by timing trees, where the emulation's margins are too thin to trust.
+  // BlockPass), for information: the choice is made by timing trees
+  // (prefetch_trees).
   double stream_gbps = 0;
   double stream_prefetched_gbps = 0;
   // With prefetcht1 a line further along (kStreamPrefetchL2).
   double stream_prefetched_l2_gbps = 0;
+  // The f32 vector-matrix pick timed with each stream prefetch choice, per
+  // ISA (empty when the DRAM working set was too small to hold its B).
+  std::vector<PrefetchTiming> prefetch_trees;
   // The same blocks of dram_band_rows rows read in pieces of each
   // CostParams::kDramBandBytes length, without prefetches: (bytes, % of the
   // sequential rate in the same rounds).

@@ -67,14 +67,18 @@ int CalibrateCommand(bool json, bool save, bool fresh) {
   for (const auto& [bytes, pct] : c->dram_bands)
     std::printf(" %lldB %.0f%%", static_cast<long long>(bytes), pct);
   std::printf("\n");
-  static constexpr const char* kKept[] = {"left out", "prefetcht0 kept",
-                                          "prefetcht1 kept"};
   std::printf(
       "stream:    %.1f GB/s; with prefetches %.1f GB/s (prefetcht0, same "
-      "columns), %.1f GB/s (prefetcht1, a line along): %s\n",
-      c->stream_gbps, c->stream_prefetched_gbps, c->stream_prefetched_l2_gbps,
-      kKept[std::clamp<int64_t>(t.cost.stream_prefetch, 0,
-                                kStreamPrefetchL2)]);
+      "columns), %.1f GB/s (prefetcht1, a line along)\n",
+      c->stream_gbps, c->stream_prefetched_gbps, c->stream_prefetched_l2_gbps);
+  static constexpr const char* kChoice[] = {"none", "prefetcht0",
+                                            "prefetcht1 a line along"};
+  for (const PrefetchTiming& p : c->prefetch_trees)
+    std::printf(
+        "prefetch:  %s %s, us per call: none %.0f, prefetcht0 %.0f, "
+        "prefetcht1 %.0f: %s\n",
+        std::string(Name(p.isa)).c_str(), kPrefetchTreeSpec, p.us[0], p.us[1],
+        p.us[2], kChoice[p.chosen]);
   std::printf("prices:    %s (units of 1/6 cycle)\n",
               CostParamsText(t.cost).c_str());
   std::printf("clamped:   %s\n",
@@ -134,6 +138,13 @@ int CalibrateCommand(bool json, bool save, bool fresh) {
     j.Add("stream_gbps", c->stream_gbps);
     j.Add("stream_prefetched_gbps", c->stream_prefetched_gbps);
     j.Add("stream_prefetched_l2_gbps", c->stream_prefetched_l2_gbps);
+    for (const PrefetchTiming& p : c->prefetch_trees) {
+      const std::string isa(Name(p.isa));
+      for (int i = 0; i < 3; ++i)
+        j.Add(absl::StrCat("prefetch_", isa, "_", i, "_us"), p.us[i]);
+      j.Add(absl::StrCat("prefetch_", isa, "_standing"), p.standing);
+      j.Add(absl::StrCat("prefetch_", isa, "_chosen"), p.chosen);
+    }
     j.Add("clamped", absl::StrJoin(c->clamped, " "));
     j.Add("standing", c->had_standing ? "stored" : "");
     j.Add("settled", absl::StrJoin(c->settled, " "));

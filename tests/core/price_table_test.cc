@@ -51,6 +51,8 @@ PriceTable Sample() {
   t.cost.store_zmm = 26;
   t.cost.load_beside_fma = 25;
   t.cost.stream_prefetch = 0;
+  t.cost.stream_prefetch_zmm = kStreamPrefetchL2;
+  t.cost.stream_prefetch_bf16 = 1;
   t.cost.panel_prefetch_bytes = 512;
   t.cost.l2_overlap_pct_zmm = 70;
   return t;
@@ -116,14 +118,43 @@ TEST(PriceTableTest, TextErrorsNameTheField) {
       absl::StrReplaceAll(text, {{"l3_share_pct 40\n", ""},
                                  {"fma_zmm 22\n", ""},
                                  {"stream_prefetch 0\n", ""},
+                                 {"stream_prefetch_zmm 2\n", ""},
+                                 {"stream_prefetch_bf16 1\n", ""},
                                  {"panel_prefetch_bytes 512\n", ""},
                                  {"l2_overlap_pct_zmm 70\n", ""}}));
   ASSERT_TRUE(old.ok()) << old.status();
   EXPECT_EQ(old->cost.l3_share_pct, CostParams{}.l3_share_pct);
   EXPECT_EQ(old->cost.fma_zmm, 0);
   EXPECT_EQ(old->cost.stream_prefetch, CostParams{}.stream_prefetch);
+  EXPECT_EQ(old->cost.stream_prefetch_zmm, kStreamPrefetchInherit);
+  EXPECT_EQ(old->cost.stream_prefetch_bf16, kStreamPrefetchInherit);
   EXPECT_EQ(old->cost.panel_prefetch_bytes, 0);
   EXPECT_EQ(old->cost.l2_overlap_pct_zmm, CostParams{}.l2_overlap_pct_zmm);
+}
+
+// The stream prefetch fields refine one another: an f32 B under zmm kernels
+// and a bf16 B under ymm kernels as stream_prefetch unless set, a bf16 B
+// under zmm kernels as the bf16 field unless set; ClampPrices keeps them to
+// the choices and kStreamPrefetchInherit.
+TEST(PriceTableTest, StreamPrefetchFieldsRefineOneAnother) {
+  CostParams c;
+  c.stream_prefetch = 0;
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512})
+    for (int bytes : {2, 4}) EXPECT_EQ(StreamPrefetchFor(c, isa, bytes), 0);
+  c.stream_prefetch_zmm = kStreamPrefetchL2;
+  c.stream_prefetch_bf16 = 1;
+  EXPECT_EQ(StreamPrefetchFor(c, Isa::kAvx2, 4), 0);
+  EXPECT_EQ(StreamPrefetchFor(c, Isa::kAvx512, 4), kStreamPrefetchL2);
+  EXPECT_EQ(StreamPrefetchFor(c, Isa::kAvx2, 2), 1);
+  EXPECT_EQ(StreamPrefetchFor(c, Isa::kAvx512, 2), 1);
+  c.stream_prefetch_bf16_zmm = 0;
+  EXPECT_EQ(StreamPrefetchFor(c, Isa::kAvx512, 2), 0);
+  EXPECT_EQ(StreamPrefetchFor(c, Isa::kAvx2, 2), 1);
+  c.stream_prefetch_zmm = 9;
+  c.stream_prefetch_bf16 = -1;
+  const CostParams clamped = ClampPrices(c);
+  EXPECT_EQ(clamped.stream_prefetch_zmm, kStreamPrefetchInherit);
+  EXPECT_EQ(clamped.stream_prefetch_bf16, 0);
 }
 
 // The L3 budget is the prices' share of the per-core L3, set with them.

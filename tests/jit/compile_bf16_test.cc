@@ -129,10 +129,15 @@ TEST_P(Bf16Test, PrePackedBInSections) {
 TEST_P(Bf16Test, PrefetchesOnlyLongStreams) {
   if (!jit::Disassemble(nullptr, 0).ok()) GTEST_SKIP() << "built without Zydis";
   auto listing = [&](const char* text, int64_t stream_prefetch = 1,
-                     int64_t panel_prefetch_bytes = 0) {
+                     int64_t panel_prefetch_bytes = 0,
+                     int64_t zmm = kStreamPrefetchInherit,
+                     int64_t bf16 = kStreamPrefetchInherit) {
     Target t = *Rt(GetParam(), 1).target();
     CostParams prices = t.cost;
     prices.stream_prefetch = stream_prefetch;
+    prices.stream_prefetch_zmm = zmm;
+    prices.stream_prefetch_bf16 = bf16;
+    prices.stream_prefetch_bf16_zmm = kStreamPrefetchInherit;
     prices.panel_prefetch_bytes = panel_prefetch_bytes;
     t.SetPrices(prices);
     Searcher searcher(t);
@@ -176,6 +181,18 @@ TEST_P(Bf16Test, PrefetchesOnlyLongStreams) {
   EXPECT_EQ(to_l2.find("prefetcht0"), std::string::npos) << to_l2;
   EXPECT_NE(to_l2.find("+0x80040]"), std::string::npos) << to_l2;
   EXPECT_EQ(listing("matmul 1x300x64 f32").find("prefetch"),
+            std::string::npos);
+  // The choice may differ by the ISA's kernels and by B's dtype
+  // (stream_prefetch_zmm, stream_prefetch_bf16): none for an f32 B under
+  // ymm kernels, prefetcht1 under zmm ones; a bf16 B's panels by its own.
+  const bool zmm = Rt(GetParam(), 1).target()->isa == Isa::kAvx512;
+  const std::string by_isa =
+      listing("matmul 1x2048x16384 f32", 0, 0, kStreamPrefetchL2);
+  EXPECT_EQ(by_isa.find("prefetcht1") != std::string::npos, zmm) << by_isa;
+  EXPECT_EQ(by_isa.find("prefetcht0"), std::string::npos) << by_isa;
+  EXPECT_NE(listing("matmul 1x2048x16384 bf16*bf16->f32 b=p32", 0, 0,
+                    kStreamPrefetchInherit, 1)
+                .find("prefetcht0"),
             std::string::npos);
   EXPECT_EQ(listing("matmul 1x2048x16384 f32 b=p32").find("prefetch"),
             std::string::npos);
