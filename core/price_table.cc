@@ -25,6 +25,9 @@ struct PriceField {
   const char* name;
   int64_t& (*get)(CostParams&);
   bool optional = false;
+  // A choice among a few values rather than a price (SettlePrices leaves it
+  // as measured: one unit apart is another choice).
+  bool choice = false;
 };
 
 
@@ -93,16 +96,16 @@ const PriceField kPriceFields[] = {
      /*optional=*/true},
     {"stream_prefetch",
      [](CostParams& c) -> int64_t& { return c.stream_prefetch; },
-     /*optional=*/true},
+     /*optional=*/true, /*choice=*/true},
     {"stream_prefetch_zmm",
      [](CostParams& c) -> int64_t& { return c.stream_prefetch_zmm; },
-     /*optional=*/true},
+     /*optional=*/true, /*choice=*/true},
     {"stream_prefetch_bf16",
      [](CostParams& c) -> int64_t& { return c.stream_prefetch_bf16; },
-     /*optional=*/true},
+     /*optional=*/true, /*choice=*/true},
     {"stream_prefetch_bf16_zmm",
      [](CostParams& c) -> int64_t& { return c.stream_prefetch_bf16_zmm; },
-     /*optional=*/true},
+     /*optional=*/true, /*choice=*/true},
     {"panel_prefetch_bytes",
      [](CostParams& c) -> int64_t& { return c.panel_prefetch_bytes; },
      /*optional=*/true},
@@ -454,7 +457,7 @@ CostParams SettlePrices(const CostParams& measured, const CostParams& standing,
   for (const PriceField& f : kPriceFields) {
     const int64_t m = PriceOf(measured, f);
     const int64_t s = PriceOf(standing, f);
-    if (m == s || m == 0 || s == 0) continue;
+    if (f.choice || m == s || m == 0 || s == 0) continue;
     const int64_t band = std::max<int64_t>(1, s * pct / 100);
     if (std::abs(m - s) > band) continue;
     f.get(out) = s;

@@ -91,7 +91,9 @@ CostParams ClampPrices(CostParams c);  // core/price_clamp.cc
 // replaced by the standing one, so that measuring again on the same host
 // moves a price only when the host reads it differently by more than its
 // noise. A 0, where a field means "as another price" (a zmm price as the
-// ymm one, a band at the dense line), settles only onto a 0. The names of
+// ymm one, a band at the dense line), settles only onto a 0; a choice
+// (the stream_prefetch fields, which calibrate settles itself) never does.
+// The names of
 // the fields kept from `standing` whose measurement differed go to `kept`
 // (if given), in the table's order.
 CostParams SettlePrices(const CostParams& measured, const CostParams& standing,

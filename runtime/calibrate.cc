@@ -327,16 +327,19 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   m.panel_prefetch_bytes = nearest.panel_prefetch_bytes;
   // A streamed B's prefetches, by timing the f32 vector-matrix pick with
   // each choice (runtime/calibrate_trees.h): the fastest where it beats the
-  // nearest table's choice by kPrefetchTreeGain, else the nearest table's.
+  // standing choice by kPrefetchTreeGain, else the standing one: the stored
+  // table's (so a second calibration keeps the first's within the margin),
+  // else the nearest shipped table's.
   // The emulation above read it otherwise than the kernels ran: prefetcht0
   // 1.045x on the Intel guest, whose picks ran 1.24-1.40x as fast with it;
   // prefetcht1 1.01-1.21x on the Zen 4 guest, whose AVX2 picks ran
   // 1.15-1.23x as fast without (docs/calibration.md). A bf16 B keeps the
-  // nearest table's choices (not timed here).
-  int64_t f32_ymm = StreamPrefetchFor(nearest, Isa::kAvx2, 4);
-  int64_t f32_zmm = StreamPrefetchFor(nearest, Isa::kAvx512, 4);
-  const int64_t bf16_ymm = StreamPrefetchFor(nearest, Isa::kAvx2, 2);
-  const int64_t bf16_zmm = StreamPrefetchFor(nearest, Isa::kAvx512, 2);
+  // standing choices (not timed here). SettlePrices leaves these alone.
+  const CostParams& standing = o.standing ? *o.standing : nearest;
+  int64_t f32_ymm = StreamPrefetchFor(standing, Isa::kAvx2, 4);
+  int64_t f32_zmm = StreamPrefetchFor(standing, Isa::kAvx512, 4);
+  const int64_t bf16_ymm = StreamPrefetchFor(standing, Isa::kAvx2, 2);
+  const int64_t bf16_zmm = StreamPrefetchFor(standing, Isa::kAvx512, 2);
   m.stream_prefetch = f32_ymm;
   m.stream_prefetch_zmm = f32_zmm;
   if (dram >= static_cast<int64_t>(sizeof(float)) * kPrefetchTreeFloats) {

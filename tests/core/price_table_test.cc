@@ -375,6 +375,9 @@ TEST(PriceTableTest, SettleKeepsPricesWithinNoiseOfTheStandingTable) {
   measured.line_gl_band[2] = 115;     // 0 stands for another price
   measured.line_gl_band[1] = 0;
   measured.fma_zmm = 1;
+  // A choice one unit off is another choice.
+  standing.stream_prefetch = 1;
+  measured.stream_prefetch = kStreamPrefetchL2;
   std::vector<std::string> kept;
   const CostParams s = SettlePrices(measured, standing, 8, &kept);
   EXPECT_EQ(s.line_dense[kL2], 10);
@@ -384,6 +387,7 @@ TEST(PriceTableTest, SettleKeepsPricesWithinNoiseOfTheStandingTable) {
   EXPECT_EQ(s.line_gl_band[2], 115);
   EXPECT_EQ(s.line_gl_band[1], 0);
   EXPECT_EQ(s.fma_zmm, 1);
+  EXPECT_EQ(s.stream_prefetch, kStreamPrefetchL2);
   EXPECT_THAT(kept, ::testing::ElementsAre("line_dense_l3", "line_dense_l2",
                                            "line_gl_run_2048"));
   // Settling onto itself changes nothing, and a table measured within noise
