@@ -193,6 +193,8 @@ class Searcher {
   // the candidates of many Specs share children, and the memo gives ids only
   // to the children of the candidates it refines.
   int64_t CachedLowerBound(const Spec& s, const MemoTable::Key& key);
+  // Starts loading `key`'s slot of that table.
+  void PrefetchBound(const MemoTable::Key& key);
   // The tree for `r` that follows `like` (search/remainder.cc): nullptr if
   // none fits. Remembered per (r, like).
   ImplPtr Follow(const Spec& r, const ImplPtr& like);
