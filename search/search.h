@@ -152,6 +152,9 @@ class Searcher {
   // cost at least once tried (kept for PriorBounds), its composed lower
   // bound to begin with; and its bound from PriorBounds (0 if none).
   struct Tried {
+    // User-provided, so that resizing the list does not zero each entry's
+    // 400-odd bytes of inline storage before constructing it.
+    Tried() {}
     absl::InlinedVector<Cost, 3> bounds;
     absl::InlinedVector<MemoTable::Key, 3> keys;
     absl::InlinedVector<uint32_t, 3> ids;
