@@ -96,6 +96,8 @@ class MemoTable {
     }
   };
   static Key KeyOf(const Spec& s);
+  // Starts loading `key`'s slot of the id map (Id looks it up soon).
+  void PrefetchId(const Key& key) const { ids_.prefetch(key); }
 
   explicit MemoTable(bool compress = true) : compress_(compress) {}
 

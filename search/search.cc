@@ -312,9 +312,15 @@ MemoEntry Searcher::SolveExact(const Spec& spec, uint32_t id) {
       break;
     }
     Tried& t = tried[index];
+    // The next candidate's children are looked up by key when it comes to
+    // the front: their id slots start loading now.
+    if (!heap.empty() && !tried[heap.front().second].refined)
+      for (const MemoTable::Key& key : tried[heap.front().second].keys)
+        memo_.PrefetchId(key);
     if (!t.refined) {
       t.refined = true;
       bool none = false;
+      for (const MemoTable::Key& key : t.keys) memo_.PrefetchId(key);
       for (size_t i = 0; i < c.expansion.children.size(); ++i) {
         const auto [b, child_id] =
             ChildBound(c.expansion.children[i], t.keys[i]);
