@@ -47,7 +47,7 @@ struct CalibrationOptions {
   int dram_rounds = 7;
   // Rounds of the trees timed for the stream prefetch choice (each round one
   // call of each choice, about 10 ms a call; runtime/calibrate_trees.h).
-  int tree_rounds = 5;
+  int tree_rounds = 7;
   // The table in force for this CPU (the one a previous calibration stored),
   // or null: a measured price within `settle_pct` per cent of its price, or
   // one unit, keeps that price (SettlePrices, core/price_table.h). Five

@@ -64,11 +64,26 @@ absl::StatusOr<std::vector<PrefetchTiming>> TimeStreamPrefetch(
             static_cast<double>(calibrate_loops::ThreadNs() - t0));
       }
     for (int i = 0; i < 3; ++i) t.us[i] = Median(ns[i]) / 1e3;
+    // Round by round against the standing choice (the same round, so a
+    // drifting load on the host falls on both): faster in every round, and
+    // by kPrefetchTreeGain in the median ratio.
     int64_t best = t.standing;
-    for (int64_t choice = 0; choice < 3; ++choice)
-      if (t.us[choice] * kPrefetchTreeGain <= t.us[t.standing] &&
-          t.us[choice] < t.us[best])
+    double best_ratio = 1 / kPrefetchTreeGain;
+    t.rounds = static_cast<int>(ns[0].size());
+    for (int64_t choice = 0; choice < 3; ++choice) {
+      std::vector<double> ratio;
+      for (size_t r = 0; r < ns[choice].size(); ++r) {
+        ratio.push_back(ns[choice][r] / ns[t.standing][r]);
+        t.faster[choice] += ratio.back() < 1;
+      }
+      const double median = Median(ratio);
+      t.ratio[choice] = median;
+      if (choice != t.standing && t.faster[choice] == t.rounds &&
+          median <= best_ratio) {
         best = choice;
+        best_ratio = median;
+      }
+    }
     t.chosen = best;
     out.push_back(t);
   }

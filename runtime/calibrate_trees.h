@@ -21,7 +21,7 @@ namespace amarena {
 
 // The f32 vector-matrix product timed (a 128 MiB B, more than any L3 share
 // of the machines seen), and the gain over the standing choice a choice
-// must show to replace it.
+// must show to replace it (PrefetchTiming::chosen).
 inline constexpr char kPrefetchTreeSpec[] = "matmul 1x2048x16384 f32";
 inline constexpr int64_t kPrefetchTreeFloats = int64_t{2048} * 16384;
 inline constexpr double kPrefetchTreeGain = 1.05;
@@ -31,8 +31,16 @@ struct PrefetchTiming {
   // Median microseconds per call with stream prefetch choice 0, 1 and
   // kStreamPrefetchL2 (CostParams::stream_prefetch).
   std::array<double, 3> us{};
+  // Per choice, against the standing one: the median of the rounds' time
+  // ratios, and the rounds it was faster in (of `rounds`).
+  std::array<double, 3> ratio{};
+  std::array<int, 3> faster{};
+  int rounds = 0;
   int64_t standing = 0;  // the choice the table had
-  int64_t chosen = 0;    // the fastest, if kPrefetchTreeGain over standing
+  // The one faster than the standing choice in every round and by
+  // kPrefetchTreeGain in the median of the rounds' time ratios (the lowest
+  // such median), else the standing one.
+  int64_t chosen = 0;
 };
 
 // Times kPrefetchTreeSpec's pick under `prices` (the search's pick does not

@@ -76,9 +76,11 @@ int CalibrateCommand(bool json, bool save, bool fresh) {
   for (const PrefetchTiming& p : c->prefetch_trees)
     std::printf(
         "prefetch:  %s %s, us per call: none %.0f, prefetcht0 %.0f, "
-        "prefetcht1 %.0f: %s\n",
+        "prefetcht1 %.0f (time over %s's, round by round: %.3f, %.3f, "
+        "%.3f): %s\n",
         std::string(Name(p.isa)).c_str(), kPrefetchTreeSpec, p.us[0], p.us[1],
-        p.us[2], kChoice[p.chosen]);
+        p.us[2], kChoice[p.standing], p.ratio[0], p.ratio[1], p.ratio[2],
+        kChoice[p.chosen]);
   std::printf("prices:    %s (units of 1/6 cycle)\n",
               CostParamsText(t.cost).c_str());
   std::printf("clamped:   %s\n",
@@ -140,8 +142,14 @@ int CalibrateCommand(bool json, bool save, bool fresh) {
     j.Add("stream_prefetched_l2_gbps", c->stream_prefetched_l2_gbps);
     for (const PrefetchTiming& p : c->prefetch_trees) {
       const std::string isa(Name(p.isa));
-      for (int i = 0; i < 3; ++i)
+      for (int i = 0; i < 3; ++i) {
         j.Add(absl::StrCat("prefetch_", isa, "_", i, "_us"), p.us[i]);
+        j.Add(absl::StrCat("prefetch_", isa, "_", i, "_ratio"), p.ratio[i]);
+        j.Add(absl::StrCat("prefetch_", isa, "_", i, "_faster"),
+              static_cast<int64_t>(p.faster[i]));
+      }
+      j.Add(absl::StrCat("prefetch_", isa, "_rounds"),
+            static_cast<int64_t>(p.rounds));
       j.Add(absl::StrCat("prefetch_", isa, "_standing"), p.standing);
       j.Add(absl::StrCat("prefetch_", isa, "_chosen"), p.chosen);
     }
