@@ -326,10 +326,10 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   m.l2_share_pct = nearest.l2_share_pct;
   m.panel_prefetch_bytes = nearest.panel_prefetch_bytes;
   // A streamed B's prefetches, by timing the f32 vector-matrix pick with
-  // each choice (runtime/calibrate_trees.h): the fastest where it beats the
-  // standing choice by kPrefetchTreeGain, else the standing one: the stored
-  // table's (so a second calibration keeps the first's within the margin),
-  // else the nearest shipped table's.
+  // each choice (runtime/calibrate_trees.h): one faster than the standing
+  // choice in every round and by kPrefetchTreeGain in the median ratio, else
+  // the standing one: the stored table's (so a second calibration keeps the
+  // first's unless it clearly loses), else the nearest shipped table's.
   // The emulation above read it otherwise than the kernels ran: prefetcht0
   // 1.045x on the Intel guest, whose picks ran 1.24-1.40x as fast with it;
   // prefetcht1 1.01-1.21x on the Zen 4 guest, whose AVX2 picks ran
