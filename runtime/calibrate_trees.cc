@@ -36,7 +36,7 @@ absl::StatusOr<std::vector<PrefetchTiming>> TimeStreamPrefetch(
   std::vector<PrefetchTiming> out;
   for (Isa isa : isas) {
     AMARENA_ASSIGN_OR_RETURN(Target target, TargetFor(cpu, isa));
-    target.cost = prices;
+    target.SetPrices(prices);  // the budgets follow the prices' shares
     PrefetchTiming t;
     t.isa = isa;
     t.standing = target.StreamPrefetch(4);
@@ -45,9 +45,11 @@ absl::StatusOr<std::vector<PrefetchTiming>> TimeStreamPrefetch(
     AMARENA_ASSIGN_OR_RETURN(ImplPtr tree, searcher.Solve(target.Bind(spec)));
     std::array<std::unique_ptr<CompiledKernel>, 3> kernels;
     for (int64_t choice = 0; choice < 3; ++choice) {
+      CostParams with_choice = prices;
+      with_choice.stream_prefetch = choice;
+      with_choice.stream_prefetch_zmm = kStreamPrefetchInherit;
       Target with = target;
-      with.cost.stream_prefetch = choice;
-      with.cost.stream_prefetch_zmm = kStreamPrefetchInherit;
+      with.SetPrices(with_choice);
       AMARENA_ASSIGN_OR_RETURN(
           kernels[choice],
           Compile(*tree, with, absl::StrCat("amarena_calibrate_prefetch_",
