@@ -183,8 +183,8 @@ struct CostParams {
   // it reads now; kStreamPrefetchL2: with prefetcht1 a line further along;
   // 0: it leaves that to the hardware prefetchers. A property of the host:
   // `amarena calibrate` times the f32 vector-matrix pick with each choice
-  // and keeps the fastest where it beats the nearest table's by 5 %
-  // (runtime/calibrate_trees.h). Measured first on the Zen 5 host, where
+  // and keeps one that beats the standing table's in every round and by 5 %
+  // in the median (runtime/calibrate_trees.h). Measured first on the Zen 5 host, where
   // prefetcht0 took 1x2048x16384 bf16 with AVX2 from 13.6 to 25.6 GFLOP/s;
   // kStreamPrefetchL2 on the Zen 4 guest, where prefetcht0 made
   // 1x2048x16384 bf16 and `f32*bf16->f32 b=any` 1.3-1.6x slower and

@@ -18,9 +18,9 @@ using Xbyak::Xmm;
 // Prefetches what the broadcast kernel will read of B later (core/kernels.h,
 // kPrefetchRows, kPrefetchPanelBytes): one prefetcht0 per 64 bytes of the
 // `n` elements (`es` bytes each) it reads now. A B streaming from memory,
-// where the host's table says prefetching a stream pays
-// (Target::StreamPrefetch, by B's dtype and the ISA; with kStreamPrefetchL2, prefetcht1 of the
-// row ahead one line further along); an f32 B in column panels, as far
+// where the host's table says prefetching a stream pays for B's dtype under
+// this ISA (Target::StreamPrefetch; with kStreamPrefetchL2, prefetcht1 of
+// the row ahead one line further along); an f32 B in column panels, as far
 // ahead as the table says (CostParams::panel_prefetch_bytes; 0: not).
 void PrefetchB(Emitter& e, const View& b, int64_t n, int vw, int es) {
   if (vw == 1) return;

@@ -340,11 +340,13 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   int64_t f32_zmm = StreamPrefetchFor(standing, Isa::kAvx512, 4);
   const int64_t bf16_ymm = StreamPrefetchFor(standing, Isa::kAvx2, 2);
   const int64_t bf16_zmm = StreamPrefetchFor(standing, Isa::kAvx512, 2);
-  m.stream_prefetch = f32_ymm;
-  m.stream_prefetch_zmm = f32_zmm;
   if (dram >= static_cast<int64_t>(sizeof(float)) * kPrefetchTreeFloats) {
+    // The prices measured so far, with the standing choices to time against.
+    CostParams timed = m;
+    timed.stream_prefetch = f32_ymm;
+    timed.stream_prefetch_zmm = f32_zmm;
     absl::StatusOr<std::vector<PrefetchTiming>> trees =
-        TimeStreamPrefetch(cpu, ClampPrices(m), buf->p, o.tree_rounds);
+        TimeStreamPrefetch(cpu, ClampPrices(timed), buf->p, o.tree_rounds);
     if (!trees.ok()) return trees.status();
     c.prefetch_trees = *trees;
     for (const PrefetchTiming& t : c.prefetch_trees)
