@@ -185,8 +185,8 @@ struct CostParams {
   // `amarena calibrate` times the f32 vector-matrix pick with each choice
   // and keeps one that beats the standing table's in every round and by 5 %
   // in the median (runtime/calibrate_trees.h). Measured first on the Zen 5
-  // host, where prefetcht0 took 1x2048x16384 bf16 with AVX2 from 13.6 to 25.6 GFLOP/s;
-  // kStreamPrefetchL2 on the Zen 4 guest, where prefetcht0 made
+  // host, where prefetcht0 took 1x2048x16384 bf16 with AVX2 from 13.6 to
+  // 25.6 GFLOP/s; kStreamPrefetchL2 on the Zen 4 guest, where prefetcht0 made
   // 1x2048x16384 bf16 and `f32*bf16->f32 b=any` 1.3-1.6x slower and
   // prefetcht1 a line along made the f32 picks 4-10 % faster. On the Zen 5
   // guest prefetcht1 a line along over prefetcht0, the picks, one thread,
